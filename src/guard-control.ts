@@ -1,0 +1,81 @@
+import { globalErrorHandler } from '@opentelemetry/core';
+import type { GuardEngine } from './guard-engine.js';
+import type { GuardAction } from './types.js';
+
+/** What the Session passes to {@link GuardControl.afterToolBatch} after a tool batch settled. */
+export interface AfterToolBatchInput {
+  /** The prompt id the Session also writes to telemetry (`qwen-code.prompt_id`). */
+  readonly promptId: string;
+  /** The mid-turn drain returned new external input. */
+  readonly hasExternalInput: boolean;
+  /** The drain reported a queued full prompt. */
+  readonly hasQueuedPrompt: boolean;
+  /** The drain answered reliably (a boolean `hasQueuedPrompt`, in time). `false` disables enforcement for the prompt. */
+  readonly inputReliable: boolean;
+  /** A channel-bridge prompt: forced `off`. @defaultValue `false` */
+  readonly channelPrompt?: boolean;
+}
+
+const NONE: GuardAction = { type: 'none' };
+
+/**
+ * The in-process control hook. The Session calls {@link GuardControl.afterToolBatch} once per
+ * settled tool batch, after draining mid-turn input and before building the next model message,
+ * and applies the action it gets back:
+ *
+ * - `none`: continue as usual;
+ * - `remind`: append `action.text` (the fixed reminder) to the next model-bound message;
+ * - `stop`: keep every settled result, add `action.text` to history, end the request without
+ *   another model stream.
+ *
+ * In `shadow` it always returns `none`. In `warn` and `enforce` a batch whose Session never calls
+ * the hook is treated as an unreliable drain (reset `unreliable_input`, enforcement disabled for
+ * the prompt), so the guard can never act for a Session that does not call it.
+ */
+export class GuardControl {
+  private readonly _engine: GuardEngine;
+  private readonly _isShutdown: () => boolean;
+
+  constructor(engine: GuardEngine, isShutdown: () => boolean) {
+    this._engine = engine;
+    this._isShutdown = isShutdown;
+  }
+
+  /**
+   * Reduce the prompt's settled batch with the drain result and return the action.
+   * Never throws; errors are reported via the global error handler and give `none`. Malformed
+   * input (non-boolean signals) is treated as an unreliable drain.
+   */
+  afterToolBatch(input: AfterToolBatchInput): GuardAction {
+    if (this._isShutdown()) return NONE;
+    try {
+      if (input === null || typeof input !== 'object' || typeof input.promptId !== 'string' || input.promptId === '') {
+        return NONE;
+      }
+      const wellFormed =
+        typeof input.hasExternalInput === 'boolean' &&
+        typeof input.hasQueuedPrompt === 'boolean' &&
+        typeof input.inputReliable === 'boolean';
+      return this._engine.afterToolBatch(
+        input.promptId,
+        wellFormed
+          ? { hasExternalInput: input.hasExternalInput, hasQueuedPrompt: input.hasQueuedPrompt, inputReliable: input.inputReliable }
+          : { hasExternalInput: false, hasQueuedPrompt: false, inputReliable: false },
+        input.channelPrompt === true,
+      );
+    } catch (err) {
+      globalErrorHandler(err as Error);
+      return NONE;
+    }
+  }
+
+  /** Force a prompt `off` (a channel-bridge prompt). Never throws. */
+  markChannelPrompt(promptId: string): void {
+    if (this._isShutdown()) return;
+    try {
+      this._engine.markChannelPrompt(promptId);
+    } catch (err) {
+      globalErrorHandler(err as Error);
+    }
+  }
+}

@@ -1,0 +1,417 @@
+/**
+ * Batch assembly and per-prompt guard state, shared by the in-process processors, `replay` and
+ * `serve`. Profiles translate telemetry into {@link CallUpdate}s and boundaries; the engine builds
+ * the batch receipt, calls the pure reducer, and reports each reduction to its listeners.
+ */
+import { reduceGuard, initialGuardState } from './reducer.js';
+import type { CallFacts, CallUpdate, PromptInfo } from './internal-types.js';
+import type { GuardRoute } from './semconv.js';
+import type {
+  BatchReceipt,
+  DrainSignals,
+  ExecutionStatus,
+  GuardAction,
+  GuardMode,
+  GuardOutcome,
+  GuardState,
+  TerminalStatus,
+  ToolCallObservation,
+} from './types.js';
+
+/** One reduced batch, reported to every engine listener (including decision `none`). */
+export interface BatchDecision {
+  readonly promptId: string;
+  /** 1-based index of the batch within its prompt. */
+  readonly batch: number;
+  readonly mode: GuardMode;
+  readonly route: GuardRoute;
+  readonly sessionId: string | undefined;
+  readonly receipt: BatchReceipt;
+  readonly drain: DrainSignals;
+  /** Where the drain signals came from: the control hook, or assumed by the engine. */
+  readonly drainSource: 'control_hook' | 'assumed';
+  readonly outcome: GuardOutcome;
+  /** Time of the last telemetry record of the batch, in milliseconds since the epoch. */
+  readonly lastActivityMillis: number;
+  /** Time the batch was reduced, in milliseconds since the epoch (engine clock). */
+  readonly decidedAtMillis: number;
+}
+
+/** Why a prompt's state was dropped without finishing. */
+export type EvictionReason = 'capacity' | 'idle';
+
+/** Receives engine output. Listener errors are caught by the engine's error reporter. */
+export interface EngineListener {
+  onDecision?(decision: BatchDecision): void;
+  onEviction?(promptId: string, reason: EvictionReason): void;
+}
+
+/** Limits and policy of the engine. All fields are required here; defaults live in `config.ts`. */
+export interface EngineSettings {
+  readonly mode: GuardMode;
+  /** `qwen-code.message_type` values whose prompts are forced `off` (design: cron is off). */
+  readonly offMessageTypes: readonly string[];
+  readonly maxOpenPrompts: number;
+  readonly maxCallsPerBatch: number;
+  readonly promptIdleMillis: number;
+  /**
+   * When false, `warn` and `enforce` decide at batch close with the assumed drain, like `shadow`
+   * (replay and serve, where no Session calls the hook). In-process it is true.
+   */
+  readonly controlHookRequired: boolean;
+  readonly now: () => number;
+  readonly reportError: (err: unknown) => void;
+}
+
+interface CallRecord {
+  readonly callId: string;
+  toolSpanOpen: boolean;
+  executionSpanOpen: boolean;
+  settled: boolean;
+  readonly facts: CallFacts;
+}
+
+interface OpenBatch {
+  readonly calls: Map<string, CallRecord>;
+  responseId: string | undefined;
+  overflow: boolean;
+  lastActivityMillis: number;
+}
+
+interface PendingBatch {
+  readonly receipt: BatchReceipt;
+  readonly index: number;
+  readonly lastActivityMillis: number;
+}
+
+interface PromptEntry {
+  readonly promptId: string;
+  mode: GuardMode;
+  route: GuardRoute;
+  sessionId: string | undefined;
+  foreground: boolean;
+  state: GuardState;
+  open: OpenBatch | undefined;
+  pending: PendingBatch | undefined;
+  batchCount: number;
+  readonly closedCalls: Set<string>;
+  lastSeenMillis: number;
+}
+
+const ASSUMED_DRAIN: DrainSignals = { hasExternalInput: false, hasQueuedPrompt: false, inputReliable: true };
+const NO_HOOK_DRAIN: DrainSignals = { hasExternalInput: false, hasQueuedPrompt: false, inputReliable: false };
+const NO_ACTION: GuardAction = { type: 'none' };
+const MAX_CLOSED_CALLS_PER_PROMPT = 4096;
+
+const TERMINAL: ReadonlySet<string> = new Set<TerminalStatus>(['success', 'error', 'cancelled']);
+const EXECUTION: ReadonlySet<string> = new Set<ExecutionStatus>(['not_started', 'success', 'error', 'cancelled', 'unknown']);
+
+function assign(target: CallFacts, facts: CallFacts | undefined): void {
+  if (facts === undefined) return;
+  for (const k of Object.keys(facts) as (keyof CallFacts)[]) {
+    const v = facts[k];
+    if (v !== undefined && target[k] === undefined) (target as Record<string, unknown>)[k] = v;
+  }
+}
+
+/** Build one receipt entry from gathered facts (wire reference §8 "Per-call inputs"). */
+export function observationFromFacts(callId: string, f: CallFacts): ToolCallObservation {
+  const terminal = f.terminalStatus !== undefined && TERMINAL.has(f.terminalStatus) ? (f.terminalStatus as TerminalStatus) : undefined;
+  const rawExecution = f.spanExecutionStatus ?? f.logExecutionStatus;
+  const execution = rawExecution === undefined ? undefined : EXECUTION.has(rawExecution) ? (rawExecution as ExecutionStatus) : 'unknown';
+  let errorType: string | undefined;
+  if (execution === 'error') {
+    if (f.spanExecutionStatus === 'error' && f.spanErrorType) errorType = f.spanErrorType;
+    else if (f.logExecutionStatus === 'error' && f.logErrorType) errorType = f.logErrorType;
+  }
+  return {
+    callId,
+    policyToolName: f.toolName || f.lookupName || undefined,
+    toolType: f.toolType,
+    terminalStatus: terminal,
+    executionStatus: execution,
+    executionErrorType: errorType,
+    providerDuplicate: f.providerDuplicate === true,
+  };
+}
+
+/**
+ * The guard engine. Not safe to share between unrelated agents: prompt ids are its keys.
+ */
+export class GuardEngine {
+  private readonly _settings: EngineSettings;
+  private readonly _prompts = new Map<string, PromptEntry>();
+  private readonly _finished = new Set<string>();
+  private readonly _channelPrompts = new Set<string>();
+  private readonly _listeners: EngineListener[] = [];
+  private _lateRecords = 0;
+
+  constructor(settings: EngineSettings) {
+    this._settings = settings;
+  }
+
+  /** The configured process-wide mode. */
+  get mode(): GuardMode {
+    return this._settings.mode;
+  }
+
+  /** Records that arrived for a prompt that had already finished or been evicted. */
+  get lateRecords(): number {
+    return this._lateRecords;
+  }
+
+  /** Prompts currently held in memory. */
+  get openPromptCount(): number {
+    return this._prompts.size;
+  }
+
+  addListener(listener: EngineListener): void {
+    this._listeners.push(listener);
+  }
+
+  /** Override the mode of one prompt (replay uses the mode the in-tree guard recorded). */
+  setPromptMode(promptId: string, mode: GuardMode): void {
+    const entry = this._entry(promptId);
+    if (entry !== undefined && !this._channelPrompts.has(promptId)) entry.mode = mode;
+  }
+
+  /** Mark a prompt as a channel prompt: forced `off` (design "Scope and enforcement modes"). */
+  markChannelPrompt(promptId: string): void {
+    this._channelPrompts.add(promptId);
+    const entry = this._prompts.get(promptId);
+    if (entry !== undefined) entry.mode = 'off';
+  }
+
+  /** A record proved or described a prompt. */
+  observePrompt(promptId: string, info: PromptInfo): void {
+    const entry = this._entry(promptId);
+    if (entry === undefined) return;
+    if (info.sessionId !== undefined && entry.sessionId === undefined) entry.sessionId = info.sessionId;
+    if (info.foreground === true) entry.foreground = true;
+    if (info.messageType !== undefined) {
+      if (this._settings.offMessageTypes.includes(info.messageType)) entry.mode = 'off';
+      if (info.messageType === 'userQuery') entry.route = 'headless';
+    }
+  }
+
+  /** A new model request of the prompt began: the open batch (if any) is closed. */
+  boundary(promptId: string, timeMillis: number): void {
+    const entry = this._entry(promptId);
+    if (entry === undefined) return;
+    entry.foreground = true;
+    entry.lastSeenMillis = Math.max(entry.lastSeenMillis, timeMillis);
+    this._closeOpen(entry, false);
+  }
+
+  /** Explicit end of the prompt's batch (the batch span ended). */
+  closeBatch(promptId: string, timeMillis: number): void {
+    const entry = this._prompts.get(promptId);
+    if (entry === undefined) return;
+    entry.lastSeenMillis = Math.max(entry.lastSeenMillis, timeMillis);
+    this._closeOpen(entry, false);
+  }
+
+  /** Merge facts about a call into the prompt's open batch. */
+  updateCall(update: CallUpdate): void {
+    const entry = this._entry(update.promptId);
+    if (entry === undefined) return;
+    entry.lastSeenMillis = Math.max(entry.lastSeenMillis, update.timeMillis);
+    if (entry.closedCalls.has(update.callId)) {
+      this._lateRecords += 1;
+      return;
+    }
+    let open = entry.open;
+    if (
+      open !== undefined &&
+      update.responseId !== undefined &&
+      open.responseId !== undefined &&
+      open.responseId !== update.responseId &&
+      !open.calls.has(update.callId)
+    ) {
+      this._closeOpen(entry, false);
+      open = entry.open;
+    }
+    if (open === undefined) {
+      open = { calls: new Map(), responseId: undefined, overflow: false, lastActivityMillis: update.timeMillis };
+      entry.open = open;
+    }
+    if (update.responseId !== undefined && open.responseId === undefined) open.responseId = update.responseId;
+    open.lastActivityMillis = Math.max(open.lastActivityMillis, update.timeMillis);
+    let call = open.calls.get(update.callId);
+    if (call === undefined) {
+      if (open.calls.size >= this._settings.maxCallsPerBatch) {
+        open.overflow = true;
+        return;
+      }
+      call = { callId: update.callId, toolSpanOpen: false, executionSpanOpen: false, settled: false, facts: {} };
+      open.calls.set(update.callId, call);
+    }
+    if (update.opened === 'tool') call.toolSpanOpen = true;
+    if (update.opened === 'execution') call.executionSpanOpen = true;
+    if (update.closed === 'tool') call.toolSpanOpen = false;
+    if (update.closed === 'execution') call.executionSpanOpen = false;
+    if (update.settled === true) call.settled = true;
+    assign(call.facts, update.facts);
+  }
+
+  /** The prompt finished: close its last batch, reduce anything pending, and forget it. */
+  endPrompt(promptId: string, timeMillis: number): void {
+    const entry = this._prompts.get(promptId);
+    if (entry === undefined) return;
+    entry.lastSeenMillis = Math.max(entry.lastSeenMillis, timeMillis);
+    this._closeOpen(entry, false);
+    this._reducePending(entry, this._noHookDrain(entry), 'assumed');
+    this._forget(entry);
+  }
+
+  /**
+   * The control hook: reduce the prompt's settled batch with the Session's drain result.
+   * Never throws.
+   */
+  afterToolBatch(promptId: string, drain: DrainSignals, channelPrompt: boolean): GuardAction {
+    if (channelPrompt) this.markChannelPrompt(promptId);
+    const entry = this._prompts.get(promptId);
+    if (entry === undefined) return NO_ACTION;
+    if (entry.pending === undefined) this._closeOpen(entry, true);
+    const decision = this._reducePending(entry, drain, 'control_hook');
+    if (decision === undefined || decision.mode === 'shadow') return NO_ACTION;
+    return decision.outcome.action;
+  }
+
+  /** Reduce or drop everything still held: used by `forceFlush`, `shutdown` and the end of a replay. */
+  finishAll(): void {
+    for (const entry of [...this._prompts.values()]) {
+      this.endPrompt(entry.promptId, entry.lastSeenMillis);
+    }
+  }
+
+  /** Evict prompts idle longer than `promptIdleMillis` (by the engine clock). */
+  sweep(): void {
+    const limit = this._settings.now() - this._settings.promptIdleMillis;
+    for (const entry of [...this._prompts.values()]) {
+      if (entry.lastSeenMillis < limit) this._evict(entry, 'idle');
+    }
+  }
+
+  private _entry(promptId: string): PromptEntry | undefined {
+    const existing = this._prompts.get(promptId);
+    if (existing !== undefined) return existing;
+    if (this._finished.has(promptId)) {
+      this._lateRecords += 1;
+      return undefined;
+    }
+    if (this._settings.mode === 'off') return undefined;
+    while (this._prompts.size >= this._settings.maxOpenPrompts) {
+      const oldest = this._prompts.values().next().value as PromptEntry;
+      this._evict(oldest, 'capacity');
+    }
+    const entry: PromptEntry = {
+      promptId,
+      mode: this._channelPrompts.has(promptId) ? 'off' : this._settings.mode,
+      route: 'acp_foreground',
+      sessionId: undefined,
+      foreground: false,
+      state: initialGuardState(),
+      open: undefined,
+      pending: undefined,
+      batchCount: 0,
+      closedCalls: new Set(),
+      lastSeenMillis: this._settings.now(),
+    };
+    this._prompts.set(promptId, entry);
+    return entry;
+  }
+
+  /**
+   * Close the open batch into `pending`. Unless the control hook is closing it (`byHook`), shadow
+   * reduces at once with the assumed drain; warn and enforce wait for the hook, and a batch that
+   * is still waiting when the next one closes or the prompt ends is reduced as an unreliable drain.
+   */
+  private _closeOpen(entry: PromptEntry, byHook: boolean): void {
+    const open = entry.open;
+    if (open === undefined || (open.calls.size === 0 && !open.overflow)) return;
+    entry.open = undefined;
+    const observations: ToolCallObservation[] = [];
+    let complete = !open.overflow;
+    for (const call of open.calls.values()) {
+      if (call.toolSpanOpen || call.executionSpanOpen || !call.settled) complete = false;
+      observations.push(observationFromFacts(call.callId, call.facts));
+      if (entry.closedCalls.size >= MAX_CLOSED_CALLS_PER_PROMPT) {
+        const first = entry.closedCalls.values().next().value as string;
+        entry.closedCalls.delete(first);
+      }
+      entry.closedCalls.add(call.callId);
+    }
+    if (!entry.foreground || entry.mode === 'off') return;
+    this._reducePending(entry, this._noHookDrain(entry), 'assumed');
+    entry.batchCount += 1;
+    entry.pending = { receipt: { complete, observations }, index: entry.batchCount, lastActivityMillis: open.lastActivityMillis };
+    if (!byHook && (entry.mode === 'shadow' || !this._settings.controlHookRequired)) {
+      this._reducePending(entry, ASSUMED_DRAIN, 'assumed');
+    }
+  }
+
+  /** Drain signals for a batch the control hook never claimed. */
+  private _noHookDrain(entry: PromptEntry): DrainSignals {
+    return entry.mode === 'shadow' || !this._settings.controlHookRequired ? ASSUMED_DRAIN : NO_HOOK_DRAIN;
+  }
+
+  private _reducePending(
+    entry: PromptEntry,
+    drain: DrainSignals,
+    source: BatchDecision['drainSource'],
+  ): BatchDecision | undefined {
+    const pending = entry.pending;
+    if (pending === undefined) return undefined;
+    entry.pending = undefined;
+    const [next, outcome] = reduceGuard(entry.state, {
+      type: 'batch_settled',
+      mode: entry.mode,
+      batch: pending.receipt,
+      ...drain,
+    });
+    entry.state = next;
+    const decision: BatchDecision = {
+      promptId: entry.promptId,
+      batch: pending.index,
+      mode: entry.mode,
+      route: entry.route,
+      sessionId: entry.sessionId,
+      receipt: pending.receipt,
+      drain,
+      drainSource: source,
+      outcome,
+      lastActivityMillis: pending.lastActivityMillis,
+      decidedAtMillis: this._settings.now(),
+    };
+    for (const l of this._listeners) {
+      try {
+        l.onDecision?.(decision);
+      } catch (err) {
+        this._settings.reportError(err);
+      }
+    }
+    return decision;
+  }
+
+  private _forget(entry: PromptEntry): void {
+    this._prompts.delete(entry.promptId);
+    this._channelPrompts.delete(entry.promptId);
+    this._finished.add(entry.promptId);
+    while (this._finished.size > this._settings.maxOpenPrompts) {
+      const first = this._finished.values().next().value as string;
+      this._finished.delete(first);
+    }
+  }
+
+  private _evict(entry: PromptEntry, reason: EvictionReason): void {
+    this._forget(entry);
+    for (const l of this._listeners) {
+      try {
+        l.onEviction?.(entry.promptId, reason);
+      } catch (err) {
+        this._settings.reportError(err);
+      }
+    }
+  }
+}

@@ -1,0 +1,50 @@
+/**
+ * Internal shapes shared by the engine and the wire profiles. Never re-exported.
+ */
+import type { ToolType } from './types.js';
+
+/** Facts about one call gathered from spans and logs; merged field by field, first value kept. */
+export interface CallFacts {
+  /** Policy tool name from `gen_ai.tool.name` on the tool or execution span. */
+  toolName?: string;
+  /** Lookup name from the `tool_call` log's `function_name` (normally equal to `toolName`). */
+  lookupName?: string;
+  toolType?: ToolType;
+  /** Terminal status as the producer wrote it; validated when the receipt is built. */
+  terminalStatus?: string;
+  /** Frozen execution status from the execution span (preferred). */
+  spanExecutionStatus?: string;
+  /** Execution error type from the execution span (preferred). */
+  spanErrorType?: string;
+  /** Execution status from the `tool_call` log. */
+  logExecutionStatus?: string;
+  /** Terminal error type from the `tool_call` log (trusted only when its execution status is `error`). */
+  logErrorType?: string;
+  providerDuplicate?: boolean;
+}
+
+/** One update about a call, from a profile to the engine. */
+export interface CallUpdate {
+  readonly promptId: string;
+  readonly callId: string;
+  /** A span of this call started. */
+  readonly opened?: 'tool' | 'execution';
+  /** A span of this call ended. */
+  readonly closed?: 'tool' | 'execution';
+  /** The call's terminal record arrived (a `tool_call` log, or a batch-span child's end). */
+  readonly settled?: boolean;
+  /** Headless model response id: a change of it starts a new batch. */
+  readonly responseId?: string;
+  readonly facts?: CallFacts;
+  /** Event time in milliseconds since the epoch. */
+  readonly timeMillis: number;
+}
+
+/** What a profile knows when it first sees a prompt. */
+export interface PromptInfo {
+  /** `qwen-code.message_type` when known. */
+  readonly messageType?: string;
+  readonly sessionId?: string;
+  /** True when the record proves a foreground prompt (interaction span, interaction llm_request, api_request). */
+  readonly foreground?: boolean;
+}

@@ -1,0 +1,147 @@
+/**
+ * Guard mode resolution from explicit, testable sources.
+ *
+ * Rules (design "Scope and enforcement modes"; wire reference §5.6):
+ * - `QWEN_CODE_ACP_REPEATED_TOOL_FAILURE_GUARD` selects `off | shadow | warn | enforce`
+ *   (trimmed, case-insensitive, as the in-tree `parseRepeatedToolFailureGuardMode`);
+ * - a missing or invalid value resolves to `shadow`; a non-empty invalid value adds a diagnostic;
+ * - project `.env`, project `.qwen/.env` and workspace `settings.env` sources may not set it: such
+ *   a value is refused with a diagnostic; the process environment and a user-level env file are
+ *   honoured, the process environment first;
+ * - a prompt marked as a channel prompt is forced to `off`.
+ *
+ * Pure: no process or file access; pass the sources in.
+ */
+import type { GuardMode } from './types.js';
+
+/** The environment variable that selects the mode. Source: qwen-code 0.24.4. */
+export const GUARD_MODE_ENV_VAR = 'QWEN_CODE_ACP_REPEATED_TOOL_FAILURE_GUARD';
+
+/** The mode when nothing valid is set. Source: design ("Default is shadow"). */
+export const DEFAULT_GUARD_MODE: GuardMode = 'shadow';
+
+/**
+ * Where a value of the mode variable came from.
+ *
+ * - `process`: the exported process environment (trusted);
+ * - `user_env_file`: a user-level env file such as `~/.qwen/.env` (trusted);
+ * - `project_env_file`: the project's `.env` (refused);
+ * - `project_qwen_env_file`: the project's `.qwen/.env` (refused);
+ * - `workspace_settings_env`: the `env` block of workspace `settings.json` (refused).
+ */
+export type ModeSource =
+  | 'process'
+  | 'user_env_file'
+  | 'project_env_file'
+  | 'project_qwen_env_file'
+  | 'workspace_settings_env';
+
+/** One candidate value of {@link GUARD_MODE_ENV_VAR} and its source. */
+export interface ModeSourceValue {
+  readonly source: ModeSource;
+  readonly value: string | undefined;
+}
+
+/** Input of {@link resolveGuardMode}. */
+export interface ResolveGuardModeInput {
+  /** Candidate values in any order; trusted sources are consulted process first. */
+  readonly values: readonly ModeSourceValue[];
+  /** True for a prompt the channel bridges marked; forces `off`. @defaultValue `false` */
+  readonly channelPrompt?: boolean;
+}
+
+/** Result of {@link resolveGuardMode}. */
+export interface ResolvedGuardMode {
+  readonly mode: GuardMode;
+  /** The source whose value was used; `default` when none was, `channel` when forced off. */
+  readonly source: ModeSource | 'default' | 'channel';
+  /** Operator diagnostics (invalid value, refused source). Never contains the raw value twice. */
+  readonly diagnostics: readonly string[];
+}
+
+const TRUSTED_ORDER: readonly ModeSource[] = ['process', 'user_env_file'];
+
+/**
+ * Parse one raw value.
+ *
+ * @returns the mode, or `undefined` for a missing, blank or invalid value
+ */
+export function parseGuardMode(value: string | undefined): GuardMode | undefined {
+  const v = value?.trim().toLowerCase();
+  switch (v) {
+    case 'off':
+    case 'shadow':
+    case 'warn':
+    case 'enforce':
+      return v;
+    default:
+      return undefined;
+  }
+}
+
+function isTrusted(source: ModeSource): boolean {
+  switch (source) {
+    case 'process':
+    case 'user_env_file':
+      return true;
+    case 'project_env_file':
+    case 'project_qwen_env_file':
+    case 'workspace_settings_env':
+      return false;
+    default: {
+      const _exhaustive: never = source;
+      return _exhaustive;
+    }
+  }
+}
+
+/**
+ * Resolve the guard mode for one prompt. Never throws.
+ *
+ * @example
+ * ```ts
+ * resolveGuardMode({ values: [{ source: 'process', value: process.env.QWEN_CODE_ACP_REPEATED_TOOL_FAILURE_GUARD }] });
+ * // => { mode: 'shadow', source: 'default', diagnostics: [] } when unset
+ * ```
+ */
+export function resolveGuardMode(input: ResolveGuardModeInput): ResolvedGuardMode {
+  const diagnostics: string[] = [];
+  for (const v of input.values) {
+    if (!isTrusted(v.source) && v.value !== undefined && v.value.trim() !== '') {
+      diagnostics.push(
+        `${GUARD_MODE_ENV_VAR} from ${v.source} is refused: project and workspace sources may not set the guard policy`,
+      );
+    }
+  }
+  let resolved: { mode: GuardMode; source: ModeSource } | undefined;
+  for (const source of TRUSTED_ORDER) {
+    const v = input.values.find((c) => c.source === source && c.value !== undefined && c.value.trim() !== '');
+    if (v === undefined) continue;
+    const mode = parseGuardMode(v.value);
+    if (mode === undefined) {
+      diagnostics.push(
+        `${GUARD_MODE_ENV_VAR} from ${source} has an invalid value (expected off, shadow, warn or enforce); using ${DEFAULT_GUARD_MODE}`,
+      );
+    } else {
+      resolved = { mode, source };
+    }
+    break;
+  }
+  if (input.channelPrompt === true) {
+    return { mode: 'off', source: 'channel', diagnostics };
+  }
+  return resolved !== undefined
+    ? { ...resolved, diagnostics }
+    : { mode: DEFAULT_GUARD_MODE, source: 'default', diagnostics };
+}
+
+/**
+ * Convenience: resolve from a process environment object only.
+ *
+ * @param env - defaults to `process.env`
+ */
+export function resolveGuardModeFromEnv(
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): ResolvedGuardMode {
+  return resolveGuardMode({ values: [{ source: 'process', value: env[GUARD_MODE_ENV_VAR] }] });
+}

@@ -1,0 +1,202 @@
+/**
+ * The `qwen-code` wire profile: qwen-code 0.24.4 as it really emits (wire reference §1, §2, §8).
+ *
+ * Per call: the `qwen-code.tool` span, its `qwen-code.tool.execution` child (frozen execution
+ * status and error type; absent when execution never started) and the `qwen-code.tool_call` log
+ * (terminal status, prompt id, tool type), joined by call id. Prompts are known from
+ * `qwen-code.prompt_id` / `prompt_id`; spans without a prompt id reach their prompt through their
+ * trace (the interaction span is a root span). A batch is the calls between two interaction
+ * `qwen-code.llm_request` spans of one prompt (or, with logs only, two `qwen-code.api_request`
+ * logs, or a change of the headless `response_id`), closed when the next one starts or the
+ * interaction span ends. Calls under a `qwen-code.subagent` span and code-mode nested calls are out
+ * of scope (design non-goals) and ignored.
+ */
+import type { GuardEngine } from '../guard-engine.js';
+import type { CallFacts } from '../internal-types.js';
+import {
+  ATTR_CALL_ID,
+  ATTR_ERROR_TYPE,
+  ATTR_EVENT_NAME,
+  ATTR_EXECUTION_STATUS,
+  ATTR_FUNCTION_NAME,
+  ATTR_GEN_AI_TOOL_NAME,
+  ATTR_LLM_REQUEST_CONTEXT,
+  ATTR_PARENT_CALL_ID,
+  ATTR_PROMPT_ID,
+  ATTR_QWEN_MESSAGE_TYPE,
+  ATTR_QWEN_PROMPT_ID,
+  ATTR_RESPONSE_ID,
+  ATTR_SESSION_ID,
+  ATTR_STATUS,
+  ATTR_TOOL_CALL_ID,
+  ATTR_TOOL_TYPE,
+  EVENT_API_REQUEST,
+  EVENT_TOOL_CALL,
+  SPAN_INTERACTION,
+  SPAN_LLM_REQUEST,
+  SPAN_SUBAGENT,
+  SPAN_TOOL,
+  SPAN_TOOL_EXECUTION,
+} from '../semconv.js';
+import type { ToolType } from '../types.js';
+import { BoundedMap, BoundedSet, hrTimeToMillis, stringAttr } from '../wire-profile.js';
+import type { LogRecordView, SpanView, WireProfile } from '../wire-profile.js';
+
+const TRACKED = 65_536;
+
+function toolType(v: unknown): ToolType | undefined {
+  return v === 'native' || v === 'mcp' ? v : undefined;
+}
+
+/** The qwen-code 0.24.4 profile. */
+export class QwenCodeProfile implements WireProfile {
+  readonly name = 'qwen-code';
+  private readonly _engine: GuardEngine;
+  private readonly _traceToPrompt = new BoundedMap<string, string>(TRACKED);
+  private readonly _spanBoundaryPrompts = new BoundedSet<string>(TRACKED);
+  private readonly _outOfScopeSpans = new BoundedSet<string>(TRACKED);
+  private readonly _outOfScopeCalls = new BoundedSet<string>(TRACKED);
+
+  constructor(engine: GuardEngine) {
+    this._engine = engine;
+  }
+
+  onSpanStart(span: SpanView): void {
+    switch (span.name) {
+      case SPAN_INTERACTION:
+      case SPAN_LLM_REQUEST:
+        this._promptSpan(span, true);
+        return;
+      case SPAN_SUBAGENT:
+        this._outOfScopeSpans.add(span.spanContext().spanId);
+        return;
+      case SPAN_TOOL:
+      case SPAN_TOOL_EXECUTION:
+        this._callSpan(span, 'opened', hrTimeToMillis(span.startTime));
+        return;
+      default:
+        return;
+    }
+  }
+
+  onSpanEnd(span: SpanView): void {
+    switch (span.name) {
+      case SPAN_INTERACTION: {
+        const promptId = this._promptSpan(span, false);
+        if (promptId !== undefined) this._engine.endPrompt(promptId, hrTimeToMillis(span.endTime));
+        return;
+      }
+      case SPAN_TOOL:
+      case SPAN_TOOL_EXECUTION:
+        this._callSpan(span, 'closed', hrTimeToMillis(span.endTime));
+        return;
+      default:
+        return;
+    }
+  }
+
+  onLogRecord(record: LogRecordView): void {
+    const attrs = record.attributes;
+    const name = stringAttr(attrs, ATTR_EVENT_NAME) ?? record.eventName;
+    if (name === EVENT_TOOL_CALL) this._toolCallLog(record);
+    else if (name === EVENT_API_REQUEST) {
+      const promptId = stringAttr(attrs, ATTR_PROMPT_ID);
+      if (promptId === undefined || this._spanBoundaryPrompts.has(promptId)) return;
+      this._remember(record.spanContext?.traceId, promptId);
+      this._engine.observePrompt(promptId, { sessionId: stringAttr(attrs, ATTR_SESSION_ID), foreground: true });
+      this._engine.boundary(promptId, hrTimeToMillis(record.hrTime));
+    }
+  }
+
+  /**
+   * Interaction or llm_request span: learn the prompt and its trace; the start of an interaction
+   * model request is a batch boundary. Subagent and standalone requests (side queries) are not.
+   */
+  private _promptSpan(span: SpanView, starting: boolean): string | undefined {
+    const attrs = span.attributes;
+    const promptId = stringAttr(attrs, ATTR_QWEN_PROMPT_ID);
+    if (promptId === undefined) return undefined;
+    const isInteraction = span.name === SPAN_INTERACTION;
+    const context = stringAttr(attrs, ATTR_LLM_REQUEST_CONTEXT);
+    if (!isInteraction && context !== undefined && context !== 'interaction') return undefined;
+    this._remember(span.spanContext().traceId, promptId);
+    if (!starting) return promptId;
+    const sessionId = stringAttr(attrs, ATTR_SESSION_ID);
+    if (isInteraction) {
+      this._engine.observePrompt(promptId, { sessionId, messageType: stringAttr(attrs, ATTR_QWEN_MESSAGE_TYPE), foreground: true });
+      return promptId;
+    }
+    this._spanBoundaryPrompts.add(promptId);
+    this._engine.observePrompt(promptId, { sessionId });
+    this._engine.boundary(promptId, hrTimeToMillis(span.startTime));
+    return promptId;
+  }
+
+  private _callSpan(span: SpanView, edge: 'opened' | 'closed', timeMillis: number): void {
+    const attrs = span.attributes;
+    const callId = stringAttr(attrs, ATTR_TOOL_CALL_ID) ?? stringAttr(attrs, ATTR_CALL_ID);
+    if (callId === undefined) return;
+    const ctx = span.spanContext();
+    const parentId = span.parentSpanContext?.spanId;
+    const isTool = span.name === SPAN_TOOL;
+    if (
+      this._outOfScopeCalls.has(callId) ||
+      (parentId !== undefined && this._outOfScopeSpans.has(parentId)) ||
+      (isTool && attrs[ATTR_PARENT_CALL_ID] !== undefined) ||
+      (isTool && attrs['tool.parent_call_id'] !== undefined)
+    ) {
+      this._outOfScopeSpans.add(ctx.spanId);
+      this._outOfScopeCalls.add(callId);
+      return;
+    }
+    const promptId = this._traceToPrompt.get(ctx.traceId);
+    if (promptId === undefined) return;
+    const facts: CallFacts = { toolName: stringAttr(attrs, ATTR_GEN_AI_TOOL_NAME) };
+    if (!isTool && edge === 'closed') {
+      facts.spanExecutionStatus = stringAttr(attrs, ATTR_EXECUTION_STATUS);
+      facts.spanErrorType = stringAttr(attrs, ATTR_ERROR_TYPE);
+    }
+    this._engine.updateCall({
+      promptId,
+      callId,
+      [edge]: isTool ? 'tool' : 'execution',
+      facts,
+      timeMillis,
+    });
+  }
+
+  private _toolCallLog(record: LogRecordView): void {
+    const attrs = record.attributes;
+    const promptId = stringAttr(attrs, ATTR_PROMPT_ID);
+    const callId = stringAttr(attrs, ATTR_CALL_ID);
+    if (promptId === undefined || callId === undefined) return;
+    const spanId = record.spanContext?.spanId;
+    if (
+      this._outOfScopeCalls.has(callId) ||
+      (spanId !== undefined && this._outOfScopeSpans.has(spanId)) ||
+      attrs[ATTR_PARENT_CALL_ID] !== undefined
+    ) {
+      return;
+    }
+    this._remember(record.spanContext?.traceId, promptId);
+    this._engine.observePrompt(promptId, { sessionId: stringAttr(attrs, ATTR_SESSION_ID) });
+    this._engine.updateCall({
+      promptId,
+      callId,
+      settled: true,
+      responseId: stringAttr(attrs, ATTR_RESPONSE_ID),
+      facts: {
+        lookupName: stringAttr(attrs, ATTR_FUNCTION_NAME),
+        toolType: toolType(attrs[ATTR_TOOL_TYPE]),
+        terminalStatus: stringAttr(attrs, ATTR_STATUS),
+        logExecutionStatus: stringAttr(attrs, ATTR_EXECUTION_STATUS),
+        logErrorType: stringAttr(attrs, ATTR_ERROR_TYPE),
+      },
+      timeMillis: hrTimeToMillis(record.hrTime),
+    });
+  }
+
+  private _remember(traceId: string | undefined, promptId: string): void {
+    if (traceId !== undefined && traceId !== '' && !/^0+$/.test(traceId)) this._traceToPrompt.set(traceId, promptId);
+  }
+}

@@ -1,0 +1,30 @@
+import type { Context } from '@opentelemetry/api';
+import type { LogRecordProcessor, SdkLogRecord } from '@opentelemetry/sdk-logs';
+import type { RepeatedToolFailureGuard } from './repeated-tool-failure-guard.js';
+
+/**
+ * The guard's {@link LogRecordProcessor}: hands log records (`qwen-code.tool_call`,
+ * `qwen-code.api_request`) to the guard's wire profile; records of the guard's own
+ * instrumentation scope are ignored. Register it with `NodeSDK({ logRecordProcessors: [...] })` or
+ * `new LoggerProvider({ processors })`. Never throws; errors are reported via the global error handler.
+ */
+export class RepeatedToolFailureGuardLogRecordProcessor implements LogRecordProcessor {
+  private readonly _guard: RepeatedToolFailureGuard;
+
+  constructor(guard: RepeatedToolFailureGuard) {
+    this._guard = guard;
+  }
+
+  onEmit(logRecord: SdkLogRecord, _context?: Context): void {
+    this._guard._onLogRecord(logRecord);
+  }
+
+  forceFlush(): Promise<void> {
+    return this._guard.forceFlush();
+  }
+
+  /** Shuts the whole guard down (idempotent). */
+  shutdown(): Promise<void> {
+    return this._guard.shutdown();
+  }
+}

@@ -1,0 +1,34 @@
+import type { Context } from '@opentelemetry/api';
+import type { ReadableSpan, Span, SpanProcessor } from '@opentelemetry/sdk-trace-base';
+import type { RepeatedToolFailureGuard } from './repeated-tool-failure-guard.js';
+
+/**
+ * The guard's {@link SpanProcessor}: hands span starts and ends to the guard's wire profile.
+ * Register it with `NodeSDK({ spanProcessors: [...] })` or `new BasicTracerProvider({ spanProcessors })`.
+ * Every hook returns at once for spans the profile does not read. Never throws; errors are
+ * reported via the global error handler.
+ */
+export class RepeatedToolFailureGuardSpanProcessor implements SpanProcessor {
+  private readonly _guard: RepeatedToolFailureGuard;
+
+  constructor(guard: RepeatedToolFailureGuard) {
+    this._guard = guard;
+  }
+
+  onStart(span: Span, _parentContext: Context): void {
+    this._guard._onSpanStart(span);
+  }
+
+  onEnd(span: ReadableSpan): void {
+    this._guard._onSpanEnd(span);
+  }
+
+  forceFlush(): Promise<void> {
+    return this._guard.forceFlush();
+  }
+
+  /** Shuts the whole guard down (idempotent). */
+  shutdown(): Promise<void> {
+    return this._guard.shutdown();
+  }
+}

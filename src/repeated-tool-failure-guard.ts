@@ -1,0 +1,165 @@
+import { BindOnceFuture, globalErrorHandler } from '@opentelemetry/core';
+import { resolveOptions } from './config.js';
+import type { RepeatedToolFailureGuardOptions, ResolvedGuardOptions } from './config.js';
+import { GuardControl } from './guard-control.js';
+import { GuardEngine } from './guard-engine.js';
+import type { EngineListener } from './guard-engine.js';
+import { GuardTelemetry } from './guard-telemetry.js';
+import { BatchSpanProfile } from './profiles/batch-span-profile.js';
+import { QwenCodeProfile } from './profiles/qwen-code-profile.js';
+import { RepeatedToolFailureGuardLogRecordProcessor } from './repeated-tool-failure-guard-log-record-processor.js';
+import { RepeatedToolFailureGuardSpanProcessor } from './repeated-tool-failure-guard-span-processor.js';
+import { INSTRUMENTATION_SCOPE_NAME } from './semconv.js';
+import type { GuardMode } from './types.js';
+import type { LogRecordView, SpanView, WireProfile } from './wire-profile.js';
+
+/**
+ * One guard: a span processor, a log-record processor and a control hook sharing one engine.
+ *
+ * @example
+ * ```ts
+ * const guard = createRepeatedToolFailureGuard({ mode: 'shadow' });
+ * const sdk = new NodeSDK({
+ *   spanProcessors: [guard.spanProcessor, new BatchSpanProcessor(traceExporter)],
+ *   logRecordProcessors: [guard.logRecordProcessor, new BatchLogRecordProcessor(logExporter)],
+ * });
+ * ```
+ */
+export class RepeatedToolFailureGuard {
+  /** Register with the tracer provider. */
+  readonly spanProcessor: RepeatedToolFailureGuardSpanProcessor;
+  /** Register with the logger provider. */
+  readonly logRecordProcessor: RepeatedToolFailureGuardLogRecordProcessor;
+  /** The Session-side hook for `warn` and `enforce`. */
+  readonly control: GuardControl;
+  /** The engine (for replay, serve and tests). */
+  readonly engine: GuardEngine;
+  /** The resolved options. */
+  readonly options: ResolvedGuardOptions;
+  private readonly _profile: WireProfile;
+  private readonly _shutdownOnce: BindOnceFuture<void>;
+  private readonly _timer: ReturnType<typeof setInterval> | undefined;
+  private readonly _active: boolean;
+
+  /** @param options - see {@link RepeatedToolFailureGuardOptions}; nothing throws */
+  constructor(options: RepeatedToolFailureGuardOptions = {}) {
+    this.options = resolveOptions(options);
+    const o = this.options;
+    this._active = o.mode !== 'off';
+    this.engine = new GuardEngine({
+      mode: o.mode,
+      offMessageTypes: o.offMessageTypes,
+      maxOpenPrompts: o.maxOpenPrompts,
+      maxCallsPerBatch: o.maxCallsPerBatch,
+      promptIdleMillis: o.promptIdleMillis,
+      controlHookRequired: o.controlHookRequired,
+      now: o.clock,
+      reportError: (err) => globalErrorHandler(err as Error),
+    });
+    this.engine.addListener(
+      new GuardTelemetry({ namespace: o.namespace, meterProvider: o.meterProvider, loggerProvider: o.loggerProvider }),
+    );
+    this._profile =
+      o.profile === 'qwen-code'
+        ? new QwenCodeProfile(this.engine)
+        : o.profile === 'batch-span'
+          ? new BatchSpanProfile(this.engine, o.batchSpan)
+          : o.profile(this.engine);
+    this._shutdownOnce = new BindOnceFuture(this._shutdown, this);
+    this.spanProcessor = new RepeatedToolFailureGuardSpanProcessor(this);
+    this.logRecordProcessor = new RepeatedToolFailureGuardLogRecordProcessor(this);
+    this.control = new GuardControl(this.engine, () => this._shutdownOnce.isCalled);
+    if (this._active && o.sweepIntervalMillis > 0) {
+      this._timer = setInterval(() => this.sweep(), o.sweepIntervalMillis);
+      this._timer.unref?.();
+    }
+  }
+
+  /** The process-wide mode in force. */
+  get mode(): GuardMode {
+    return this.options.mode;
+  }
+
+  /** Add a listener for every reduced batch (used by replay and serve). */
+  addListener(listener: EngineListener): void {
+    this.engine.addListener(listener);
+  }
+
+  /** Evict idle prompts now. Never throws. */
+  sweep(): void {
+    try {
+      this.engine.sweep();
+    } catch (err) {
+      globalErrorHandler(err as Error);
+    }
+  }
+
+  /**
+   * End every prompt still held, reducing its last batch (replay calls this at the end of its
+   * input). Never throws.
+   */
+  finishAll(): void {
+    try {
+      this.engine.finishAll();
+    } catch (err) {
+      globalErrorHandler(err as Error);
+    }
+  }
+
+  /** Nothing is buffered; resolves at once (after shutdown, with the shutdown promise). */
+  forceFlush(): Promise<void> {
+    if (this._shutdownOnce.isCalled) return this._shutdownOnce.promise;
+    return Promise.resolve();
+  }
+
+  /** Stop the sweep timer, reduce what is held, stop accepting telemetry. Idempotent. */
+  shutdown(): Promise<void> {
+    return this._shutdownOnce.call();
+  }
+
+  /** @internal */
+  _onSpanStart(span: SpanView): void {
+    if (!this._active || this._shutdownOnce.isCalled) return;
+    try {
+      this._profile.onSpanStart(span);
+    } catch (err) {
+      globalErrorHandler(err as Error);
+    }
+  }
+
+  /** @internal */
+  _onSpanEnd(span: SpanView): void {
+    if (!this._active || this._shutdownOnce.isCalled) return;
+    try {
+      this._profile.onSpanEnd(span);
+    } catch (err) {
+      globalErrorHandler(err as Error);
+    }
+  }
+
+  /** @internal */
+  _onLogRecord(record: LogRecordView): void {
+    if (!this._active || this._shutdownOnce.isCalled) return;
+    try {
+      if (record.instrumentationScope?.name === INSTRUMENTATION_SCOPE_NAME) return;
+      this._profile.onLogRecord(record);
+    } catch (err) {
+      globalErrorHandler(err as Error);
+    }
+  }
+
+  private _shutdown(): Promise<void> {
+    if (this._timer !== undefined) clearInterval(this._timer);
+    this.finishAll();
+    return Promise.resolve();
+  }
+}
+
+/**
+ * Create a guard. Shorthand for `new RepeatedToolFailureGuard(options)`.
+ *
+ * @returns `{ spanProcessor, logRecordProcessor, control, ... }`; nothing throws
+ */
+export function createRepeatedToolFailureGuard(options: RepeatedToolFailureGuardOptions = {}): RepeatedToolFailureGuard {
+  return new RepeatedToolFailureGuard(options);
+}

@@ -1,0 +1,166 @@
+/**
+ * OTLP request objects (JSON encoding, or protobuf decoded by the official generated definitions)
+ * into {@link RecordedSpan}s and {@link RecordedLog}s.
+ */
+import { createRequire } from 'node:module';
+import type { AnyValue } from '@opentelemetry/api-logs';
+import { emptyRecordBatch, nanosToHrTime, RecordedSpan } from './records.js';
+import type { RecordBatch } from './records.js';
+
+type Json = Record<string, unknown>;
+
+/** OTLP signal of a request. */
+export type OtlpSignal = 'traces' | 'logs' | 'metrics';
+
+interface ProtoType {
+  decode(buf: Uint8Array): unknown;
+  toObject(msg: unknown, opts: Record<string, unknown>): Json;
+}
+
+interface ProtoRoot {
+  opentelemetry: {
+    proto: {
+      collector: {
+        trace: { v1: { ExportTraceServiceRequest: ProtoType } };
+        logs: { v1: { ExportLogsServiceRequest: ProtoType } };
+        metrics: { v1: { ExportMetricsServiceRequest: ProtoType } };
+      };
+    };
+  };
+}
+
+let root: ProtoRoot | undefined;
+
+/** The official generated OTLP protobuf definitions (from `@opentelemetry/otlp-transformer` 0.57, aliased). */
+function protoRoot(): ProtoRoot {
+  if (root === undefined) {
+    const require = createRequire(import.meta.url);
+    root = require('@opentelemetry/otlp-proto-generated/build/src/generated/root.js') as ProtoRoot;
+  }
+  return root;
+}
+
+/**
+ * Decode an OTLP protobuf request body into its JSON-shaped object (hex ids, decimal-string
+ * nanoseconds). Throws the decoder's error on malformed input.
+ */
+export function decodeOtlpProtobuf(signal: OtlpSignal, body: Uint8Array): Json {
+  const c = protoRoot().opentelemetry.proto.collector;
+  const type =
+    signal === 'traces'
+      ? c.trace.v1.ExportTraceServiceRequest
+      : signal === 'logs'
+        ? c.logs.v1.ExportLogsServiceRequest
+        : c.metrics.v1.ExportMetricsServiceRequest;
+  const msg = type.decode(body);
+  return type.toObject(msg, { longs: String, bytes: Array, defaults: false, arrays: true }) as Json;
+}
+
+function isObj(v: unknown): v is Json {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function arr(v: unknown): unknown[] {
+  return Array.isArray(v) ? v : [];
+}
+
+/** An id as hex: JSON OTLP uses hex strings; decoded protobuf gives byte arrays. */
+function idHex(v: unknown): string {
+  if (typeof v === 'string') return /^[0-9a-fA-F]*$/.test(v) ? v.toLowerCase() : Buffer.from(v, 'base64').toString('hex');
+  if (Array.isArray(v) || v instanceof Uint8Array) return Buffer.from(v as number[]).toString('hex');
+  return '';
+}
+
+function nanos(v: unknown): string | number | undefined {
+  if (typeof v === 'string' || typeof v === 'number') return v;
+  if (isObj(v) && typeof v.low === 'number' && typeof v.high === 'number') {
+    return ((BigInt(v.high >>> 0) << 32n) | BigInt(v.low >>> 0)).toString();
+  }
+  return undefined;
+}
+
+/** OTLP AnyValue to a plain value. */
+export function anyValue(v: unknown): AnyValue {
+  if (!isObj(v)) return undefined;
+  if ('stringValue' in v) return String(v.stringValue);
+  if ('boolValue' in v) return Boolean(v.boolValue);
+  if ('intValue' in v) {
+    const n = Number(v.intValue);
+    return Number.isFinite(n) ? n : String(v.intValue);
+  }
+  if ('doubleValue' in v) return Number(v.doubleValue);
+  if ('arrayValue' in v) return arr(isObj(v.arrayValue) ? v.arrayValue.values : undefined).map(anyValue);
+  if ('kvlistValue' in v) return attributes(isObj(v.kvlistValue) ? v.kvlistValue.values : undefined);
+  if ('bytesValue' in v) return idHex(v.bytesValue);
+  return undefined;
+}
+
+/** OTLP `KeyValue[]` to a record. */
+export function attributes(list: unknown): Record<string, AnyValue> {
+  const out: Record<string, AnyValue> = {};
+  for (const kv of arr(list)) {
+    if (isObj(kv) && typeof kv.key === 'string') out[kv.key] = anyValue(kv.value);
+  }
+  return out;
+}
+
+function spanContext(traceId: string, spanId: string) {
+  return { traceId, spanId, traceFlags: 1 };
+}
+
+/** True when the object is an OTLP export request of any signal. */
+export function isOtlpRequest(o: unknown): o is Json {
+  return isObj(o) && ('resourceSpans' in o || 'resourceLogs' in o || 'resourceMetrics' in o);
+}
+
+/** Convert one OTLP request object (any signal) into records, appended to `into`. */
+export function otlpRequestToRecords(request: Json, into: RecordBatch = emptyRecordBatch()): RecordBatch {
+  for (const rs of arr(request.resourceSpans)) {
+    if (!isObj(rs)) continue;
+    for (const ss of arr(rs.scopeSpans ?? rs.instrumentationLibrarySpans)) {
+      if (!isObj(ss)) continue;
+      const scopeName = isObj(ss.scope) && typeof ss.scope.name === 'string' ? ss.scope.name : '';
+      for (const s of arr(ss.spans)) {
+        if (!isObj(s)) continue;
+        const traceId = idHex(s.traceId);
+        const parent = idHex(s.parentSpanId);
+        into.spans.push(
+          new RecordedSpan({
+            name: typeof s.name === 'string' ? s.name : '',
+            attributes: attributes(s.attributes),
+            spanContext: spanContext(traceId, idHex(s.spanId)),
+            parentSpanContext: parent === '' ? undefined : spanContext(traceId, parent),
+            startTime: nanosToHrTime(nanos(s.startTimeUnixNano)),
+            endTime: nanosToHrTime(nanos(s.endTimeUnixNano)),
+            scopeName,
+          }),
+        );
+      }
+    }
+  }
+  for (const rl of arr(request.resourceLogs)) {
+    if (!isObj(rl)) continue;
+    for (const sl of arr(rl.scopeLogs ?? rl.instrumentationLibraryLogs)) {
+      if (!isObj(sl)) continue;
+      const scopeName = isObj(sl.scope) && typeof sl.scope.name === 'string' ? sl.scope.name : '';
+      for (const l of arr(sl.logRecords)) {
+        if (!isObj(l)) continue;
+        const traceId = idHex(l.traceId);
+        const t = nanos(l.timeUnixNano);
+        const time = t === undefined || t === '0' || t === 0 ? nanos(l.observedTimeUnixNano) : t;
+        into.logs.push({
+          hrTime: nanosToHrTime(time),
+          attributes: attributes(l.attributes),
+          spanContext: traceId === '' ? undefined : spanContext(traceId, idHex(l.spanId)),
+          eventName: typeof l.eventName === 'string' && l.eventName !== '' ? l.eventName : undefined,
+          instrumentationScope: { name: scopeName },
+          body: anyValue(l.body),
+        });
+      }
+    }
+  }
+  for (const rm of arr(request.resourceMetrics)) {
+    if (isObj(rm)) into.metricCount += 1;
+  }
+  return into;
+}

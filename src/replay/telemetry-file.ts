@@ -1,0 +1,206 @@
+/**
+ * Reading telemetry files: the qwen-code telemetry outfile (pretty JSON objects of finished spans
+ * and log records, concatenated) and OTLP JSON lines as a collector's file exporter writes them.
+ * The format is told by content, per object, not by file name.
+ */
+import type { HrTime, SpanContext } from '@opentelemetry/api';
+import type { AnyValue } from '@opentelemetry/api-logs';
+import { isOtlpRequest, otlpRequestToRecords } from './otlp.js';
+import { emptyRecordBatch, RecordedSpan } from './records.js';
+import type { RecordBatch } from './records.js';
+
+/** A file that is not telemetry the reader understands. `message` names the file and position. */
+export class TelemetryParseError extends Error {
+  readonly file: string;
+  readonly line: number;
+  readonly column: number;
+
+  constructor(file: string, line: number, column: number, reason: string) {
+    super(`${file}:${line}:${column}: ${reason}`);
+    this.name = 'TelemetryParseError';
+    this.file = file;
+    this.line = line;
+    this.column = column;
+  }
+}
+
+type Json = Record<string, unknown>;
+
+function lineCol(text: string, offset: number): [number, number] {
+  let line = 1;
+  let last = -1;
+  for (let i = text.indexOf('\n'); i !== -1 && i < offset; i = text.indexOf('\n', i + 1)) {
+    line += 1;
+    last = i;
+  }
+  return [line, offset - last];
+}
+
+/**
+ * Split concatenated JSON values exactly (strings and escapes honoured). Returns the offsets of
+ * each top-level value; throws {@link TelemetryParseError} on unbalanced input.
+ */
+function scanValues(text: string, file: string, from: number, to: number): Array<[number, number]> {
+  const out: Array<[number, number]> = [];
+  let depth = 0;
+  let inString = false;
+  let start = -1;
+  for (let i = from; i < to; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 92) i++;
+      else if (c === 34) inString = false;
+      continue;
+    }
+    if (c === 34) {
+      inString = true;
+      if (depth === 0) throw new TelemetryParseError(file, ...lineCol(text, i), 'expected a JSON object, found a string');
+    } else if (c === 123 || c === 91) {
+      if (depth === 0) start = i;
+      depth++;
+    } else if (c === 125 || c === 93) {
+      depth--;
+      if (depth < 0) throw new TelemetryParseError(file, ...lineCol(text, i), 'unbalanced closing bracket');
+      if (depth === 0) out.push([start, i + 1]);
+    } else if (depth === 0 && c !== 32 && c !== 10 && c !== 13 && c !== 9) {
+      throw new TelemetryParseError(file, ...lineCol(text, i), `unexpected character ${JSON.stringify(text[i])} between JSON objects`);
+    }
+  }
+  if (inString || depth !== 0) throw new TelemetryParseError(file, ...lineCol(text, start), 'truncated JSON object');
+  return out;
+}
+
+function parseAt(text: string, file: string, start: number, end: number): unknown {
+  try {
+    return JSON.parse(text.slice(start, end));
+  } catch (err) {
+    const m = /position (\d+)/.exec(String((err as Error).message));
+    const at = m ? start + Number(m[1]) : start;
+    throw new TelemetryParseError(file, ...lineCol(text, at), `invalid JSON (${(err as Error).message})`);
+  }
+}
+
+/**
+ * Offsets of the top-level objects. Fast path: an SDK outfile is pretty-printed, so a raw newline
+ * followed by `}` at column 0 closes a top-level object (raw newlines never occur inside JSON
+ * strings). Anything else goes through the exact scanner.
+ */
+function objectRanges(text: string, file: string): Array<[number, number]> {
+  const ranges: Array<[number, number]> = [];
+  let pos = 0;
+  const n = text.length;
+  while (pos < n) {
+    while (pos < n && (text.charCodeAt(pos) <= 32)) pos++;
+    if (pos >= n) break;
+    if (text.charCodeAt(pos) === 123 && text.charCodeAt(pos + 1) === 10) {
+      const close = text.indexOf('\n}', pos);
+      if (close !== -1) {
+        ranges.push([pos, close + 2]);
+        pos = close + 2;
+        continue;
+      }
+    }
+    const nl = text.indexOf('\n', pos);
+    const lineEnd = nl === -1 ? n : nl;
+    for (const r of scanValues(text, file, pos, lineEnd)) ranges.push(r);
+    pos = lineEnd;
+  }
+  return ranges;
+}
+
+function hr(v: unknown): HrTime | undefined {
+  return Array.isArray(v) && v.length === 2 && typeof v[0] === 'number' && typeof v[1] === 'number' ? [v[0], v[1]] : undefined;
+}
+
+function ctx(v: unknown): SpanContext | undefined {
+  if (typeof v !== 'object' || v === null) return undefined;
+  const o = v as Json;
+  return typeof o.traceId === 'string' && typeof o.spanId === 'string'
+    ? { traceId: o.traceId, spanId: o.spanId, traceFlags: typeof o.traceFlags === 'number' ? o.traceFlags : 1 }
+    : undefined;
+}
+
+function scopeName(o: Json): string {
+  const s = o.instrumentationScope ?? o.instrumentationLibrary;
+  return typeof s === 'object' && s !== null && typeof (s as Json).name === 'string' ? ((s as Json).name as string) : '';
+}
+
+/** One SDK-serialized object (span, log record or metric export) into `into`. */
+function sdkObjectToRecords(o: Json, into: RecordBatch): boolean {
+  const attrs = (typeof o.attributes === 'object' && o.attributes !== null ? o.attributes : {}) as Record<string, AnyValue>;
+  const endTime = hr(o.endTime);
+  if (typeof o.name === 'string' && endTime !== undefined) {
+    const sc = ctx(o._spanContext ?? o.spanContext);
+    if (sc === undefined) return false;
+    let parent = ctx(o.parentSpanContext);
+    if (parent === undefined && typeof o.parentSpanId === 'string' && o.parentSpanId !== '') {
+      parent = { traceId: sc.traceId, spanId: o.parentSpanId, traceFlags: sc.traceFlags };
+    }
+    into.spans.push(
+      new RecordedSpan({
+        name: o.name,
+        attributes: attrs,
+        spanContext: sc,
+        parentSpanContext: parent,
+        startTime: hr(o.startTime) ?? endTime,
+        endTime,
+        scopeName: scopeName(o),
+      }),
+    );
+    return true;
+  }
+  const time = hr(o._hrTime ?? o.hrTime);
+  if (time !== undefined) {
+    into.logs.push({
+      hrTime: time,
+      attributes: attrs,
+      spanContext: ctx(o._spanContext ?? o.spanContext),
+      eventName: typeof o.eventName === 'string' ? o.eventName : typeof o._eventName === 'string' ? o._eventName : undefined,
+      instrumentationScope: { name: scopeName(o) },
+      body: (o._body ?? o.body) as AnyValue,
+    });
+    return true;
+  }
+  if (Array.isArray(o.scopeMetrics)) {
+    into.metricCount += 1;
+    return true;
+  }
+  return false;
+}
+
+/**
+ * Parse one telemetry file's text.
+ *
+ * @param text - the file contents
+ * @param file - the name used in error messages
+ * @throws {@link TelemetryParseError} for malformed JSON or a file with no telemetry at all
+ */
+export function parseTelemetryText(text: string, file: string, into: RecordBatch = emptyRecordBatch()): RecordBatch {
+  const ranges = objectRanges(text, file);
+  let recognised = 0;
+  for (const [start, end] of ranges) {
+    const value = parseAt(text, file, start, end);
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+      throw new TelemetryParseError(file, ...lineCol(text, start), 'expected a JSON object');
+    }
+    if (isOtlpRequest(value)) {
+      otlpRequestToRecords(value, into);
+      recognised++;
+    } else if (sdkObjectToRecords(value as Json, into)) {
+      recognised++;
+    } else {
+      into.ignoredCount += 1;
+    }
+  }
+  if (recognised === 0) {
+    throw new TelemetryParseError(
+      file,
+      1,
+      1,
+      ranges.length === 0
+        ? 'empty file: no telemetry objects'
+        : 'no spans, log records or OTLP requests found (expected a qwen-code telemetry outfile or OTLP JSON lines)',
+    );
+  }
+  return into;
+}
