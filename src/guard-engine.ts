@@ -94,6 +94,8 @@ interface PromptEntry {
   open: OpenBatch | undefined;
   pending: PendingBatch | undefined;
   batchCount: number;
+  /** Another loop protection stopped the turn (a `loop_detected` of another type). */
+  stoppedByOther: boolean;
   readonly closedCalls: Set<string>;
   lastSeenMillis: number;
 }
@@ -102,6 +104,9 @@ const ASSUMED_DRAIN: DrainSignals = { hasExternalInput: false, hasQueuedPrompt: 
 const NO_HOOK_DRAIN: DrainSignals = { hasExternalInput: false, hasQueuedPrompt: false, inputReliable: false };
 const NO_ACTION: GuardAction = { type: 'none' };
 const MAX_CLOSED_CALLS_PER_PROMPT = 4096;
+
+/** Shape of a ToolErrorType value (wire reference §3); anything else is treated as unclassified. */
+const ERROR_TYPE_SHAPE = /^[a-z][a-z0-9_]{0,63}$/;
 
 const TERMINAL: ReadonlySet<string> = new Set<TerminalStatus>(['success', 'error', 'cancelled']);
 const EXECUTION: ReadonlySet<string> = new Set<ExecutionStatus>(['not_started', 'success', 'error', 'cancelled', 'unknown']);
@@ -123,6 +128,8 @@ export function observationFromFacts(callId: string, f: CallFacts): ToolCallObse
   if (execution === 'error') {
     if (f.spanExecutionStatus === 'error' && f.spanErrorType) errorType = f.spanErrorType;
     else if (f.logExecutionStatus === 'error' && f.logErrorType) errorType = f.logErrorType;
+    // Free text is never a classification, and must never reach the diagnostic log.
+    if (errorType !== undefined && !ERROR_TYPE_SHAPE.test(errorType)) errorType = undefined;
   }
   return {
     callId,
@@ -254,12 +261,31 @@ export class GuardEngine {
     assign(call.facts, update.facts);
   }
 
-  /** The prompt finished: close its last batch, reduce anything pending, and forget it. */
-  endPrompt(promptId: string, timeMillis: number): void {
+  /** Another loop protection stopped the prompt's turn: its final batch is not reduced. */
+  turnStopped(promptId: string): void {
+    const entry = this._prompts.get(promptId);
+    if (entry !== undefined) entry.stoppedByOther = true;
+  }
+
+  /**
+   * The prompt finished: close its last batch, reduce anything pending, and forget it.
+   *
+   * The final batch is reduced only if the Session would have run the guard on it: not when the
+   * turn was cancelled (`cancelled`), when the batch holds a cancelled call (a permission cancel
+   * ends the ACP turn before the guard runs, observed in qwen-code 0.24.4), or when another loop
+   * protection stopped the turn (only the first guard that stops a turn records it; design).
+   */
+  endPrompt(promptId: string, timeMillis: number, turnCancelled = false): void {
     const entry = this._prompts.get(promptId);
     if (entry === undefined) return;
     entry.lastSeenMillis = Math.max(entry.lastSeenMillis, timeMillis);
-    this._closeOpen(entry, false);
+    const open = entry.open;
+    const endsTurn =
+      turnCancelled ||
+      entry.stoppedByOther ||
+      (open !== undefined && [...open.calls.values()].some((c) => c.facts.terminalStatus === 'cancelled'));
+    if (endsTurn) entry.open = undefined;
+    else this._closeOpen(entry, false);
     this._reducePending(entry, this._noHookDrain(entry), 'assumed');
     this._forget(entry);
   }
@@ -315,6 +341,7 @@ export class GuardEngine {
       open: undefined,
       pending: undefined,
       batchCount: 0,
+      stoppedByOther: false,
       closedCalls: new Set(),
       lastSeenMillis: this._settings.now(),
     };

@@ -31,6 +31,8 @@ export const SPAN_SUBAGENT = 'qwen-code.subagent';
 export const ATTR_QWEN_PROMPT_ID = 'qwen-code.prompt_id';
 /** `acp_prompt` | `cron` | `userQuery`. §1.1 */
 export const ATTR_QWEN_MESSAGE_TYPE = 'qwen-code.message_type';
+/** `ok` | `cancelled` | `error` on the interaction span's end. §1.1 */
+export const ATTR_QWEN_TURN_STATUS = 'qwen-code.turn_status';
 /** `interaction` | `subagent` | `standalone`. §1.4 */
 export const ATTR_LLM_REQUEST_CONTEXT = 'llm_request.context';
 /** Session id on spans and most logs. */

@@ -21,16 +21,20 @@ import {
   ATTR_FUNCTION_NAME,
   ATTR_GEN_AI_TOOL_NAME,
   ATTR_LLM_REQUEST_CONTEXT,
+  ATTR_LOOP_TYPE,
   ATTR_PARENT_CALL_ID,
   ATTR_PROMPT_ID,
   ATTR_QWEN_MESSAGE_TYPE,
   ATTR_QWEN_PROMPT_ID,
+  ATTR_QWEN_TURN_STATUS,
   ATTR_RESPONSE_ID,
   ATTR_SESSION_ID,
   ATTR_STATUS,
   ATTR_TOOL_CALL_ID,
   ATTR_TOOL_TYPE,
   EVENT_API_REQUEST,
+  EVENT_LOOP_DETECTED,
+  LOOP_TYPE_REPEATED_TOOL_EXECUTION_FAILURE,
   EVENT_TOOL_CALL,
   SPAN_INTERACTION,
   SPAN_LLM_REQUEST,
@@ -53,7 +57,7 @@ export class QwenCodeProfile implements WireProfile {
   readonly name = 'qwen-code';
   private readonly _engine: GuardEngine;
   private readonly _traceToPrompt = new BoundedMap<string, string>(TRACKED);
-  private readonly _spanBoundaryPrompts = new BoundedSet<string>(TRACKED);
+  private _sawLlmRequestSpan = false;
   private readonly _outOfScopeSpans = new BoundedSet<string>(TRACKED);
   private readonly _outOfScopeCalls = new BoundedSet<string>(TRACKED);
 
@@ -83,7 +87,10 @@ export class QwenCodeProfile implements WireProfile {
     switch (span.name) {
       case SPAN_INTERACTION: {
         const promptId = this._promptSpan(span, false);
-        if (promptId !== undefined) this._engine.endPrompt(promptId, hrTimeToMillis(span.endTime));
+        if (promptId !== undefined) {
+          const cancelled = span.attributes[ATTR_QWEN_TURN_STATUS] === 'cancelled';
+          this._engine.endPrompt(promptId, hrTimeToMillis(span.endTime), cancelled);
+        }
         return;
       }
       case SPAN_TOOL:
@@ -99,9 +106,17 @@ export class QwenCodeProfile implements WireProfile {
     const attrs = record.attributes;
     const name = stringAttr(attrs, ATTR_EVENT_NAME) ?? record.eventName;
     if (name === EVENT_TOOL_CALL) this._toolCallLog(record);
-    else if (name === EVENT_API_REQUEST) {
+    else if (name === EVENT_LOOP_DETECTED) {
       const promptId = stringAttr(attrs, ATTR_PROMPT_ID);
-      if (promptId === undefined || this._spanBoundaryPrompts.has(promptId)) return;
+      const loopType = stringAttr(attrs, ATTR_LOOP_TYPE);
+      if (promptId !== undefined && loopType !== undefined && loopType !== LOOP_TYPE_REPEATED_TOOL_EXECUTION_FAILURE) {
+        this._engine.turnStopped(promptId);
+      }
+    } else if (name === EVENT_API_REQUEST) {
+      // Logs-only input: a model request is a boundary. Once llm_request spans are seen, they alone
+      // are (api_request logs of subagents and side queries would split batches).
+      const promptId = stringAttr(attrs, ATTR_PROMPT_ID);
+      if (promptId === undefined || this._sawLlmRequestSpan) return;
       this._remember(record.spanContext?.traceId, promptId);
       this._engine.observePrompt(promptId, { sessionId: stringAttr(attrs, ATTR_SESSION_ID), foreground: true });
       this._engine.boundary(promptId, hrTimeToMillis(record.hrTime));
@@ -126,7 +141,7 @@ export class QwenCodeProfile implements WireProfile {
       this._engine.observePrompt(promptId, { sessionId, messageType: stringAttr(attrs, ATTR_QWEN_MESSAGE_TYPE), foreground: true });
       return promptId;
     }
-    this._spanBoundaryPrompts.add(promptId);
+    this._sawLlmRequestSpan = true;
     this._engine.observePrompt(promptId, { sessionId });
     this._engine.boundary(promptId, hrTimeToMillis(span.startTime));
     return promptId;

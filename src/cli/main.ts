@@ -1,0 +1,79 @@
+#!/usr/bin/env node
+/**
+ * The `repeated-tool-failure-guard` command line: `replay` and `serve`.
+ */
+import { Command, InvalidArgumentError, Option } from 'commander';
+import { parseGuardMode } from '../mode.js';
+import type { GuardMode } from '../types.js';
+import { runReplay, UserError } from './replay-command.js';
+import { runServe } from './serve-command.js';
+import { VERSION } from '../version.js';
+
+function modeArg(value: string): GuardMode {
+  const mode = parseGuardMode(value);
+  if (mode === undefined || mode === 'off') throw new InvalidArgumentError('expected shadow, warn or enforce');
+  return mode;
+}
+
+function portArg(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0 || n > 65535) throw new InvalidArgumentError('expected a port number 0-65535');
+  return n;
+}
+
+function positiveInt(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError('expected a positive integer');
+  return n;
+}
+
+const io = {
+  out: (line: string) => process.stdout.write(`${line}\n`),
+  err: (line: string) => process.stderr.write(`${line}\n`),
+  progress: process.stderr.isTTY ? (text: string) => process.stderr.write(`\r${text}`) : undefined,
+};
+
+const program = new Command()
+  .name('repeated-tool-failure-guard')
+  .description('Detect AI coding agents looping on the same failing tool call, from OpenTelemetry telemetry.')
+  .version(VERSION)
+  .showHelpAfterError();
+
+program
+  .command('replay')
+  .description(
+    'Replay recorded telemetry (qwen-code telemetry outfiles or OTLP JSON lines, told apart by content) through the guard; print the decision timeline, a summary and the Phase 1 invariants. Exit 1 on a violated invariant or (with --compare) a disagreement.',
+  )
+  .argument('<file...>', 'telemetry files to replay together')
+  .addOption(new Option('--mode <mode>', 'guard mode for every prompt (default: the mode the in-tree guard recorded, else shadow)').argParser(modeArg))
+  .addOption(new Option('--profile <profile>', 'wire profile').choices(['qwen-code', 'batch-span']).default('qwen-code'))
+  .addOption(new Option('--format <format>', 'text, or json: one JSON object per decision on stdout, report on stderr').choices(['text', 'json']).default('text'))
+  .option('--compare', 'diff batch by batch with the in-tree qwen-code.repeated_tool_failure_guard events in the same input', false)
+  .action(async (files: string[], opts: { mode?: GuardMode; profile: 'qwen-code' | 'batch-span'; format: 'text' | 'json'; compare: boolean }) => {
+    process.exitCode = await runReplay(files, opts, io);
+  });
+
+program
+  .command('serve')
+  .description(
+    'Receive OTLP/HTTP (JSON or protobuf, optionally gzip) from a running agent on /v1/traces and /v1/logs, run the guard in shadow, and export its counters, diagnostic logs and loop events over OTLP/HTTP (or print them).',
+  )
+  .addOption(new Option('--port <port>', 'port to listen on').argParser(portArg).default(4318))
+  .option('--host <host>', 'address to bind', '127.0.0.1')
+  .option('--export-endpoint <url>', 'OTLP/HTTP base URL to export the guard telemetry to (…/v1/logs, …/v1/metrics); printed to stdout when absent')
+  .addOption(new Option('--grace-millis <ms>', 'how long records are held to reorder the span and log streams before a batch is judged').argParser(positiveInt).default(10_000))
+  .addOption(new Option('--max-body-bytes <n>', 'largest accepted request body, after decompression (413 beyond)').argParser(positiveInt).default(16 * 1024 * 1024))
+  .addOption(new Option('--mode <mode>', 'guard mode label for decisions').argParser(modeArg).default('shadow'))
+  .action(async (opts: { port: number; host: string; exportEndpoint?: string; graceMillis: number; maxBodyBytes: number; mode: GuardMode }) => {
+    await runServe(opts, io);
+  });
+
+program.parseAsync(process.argv).catch((err: unknown) => {
+  if (err instanceof UserError) {
+    process.stderr.write(`error: ${err.message}\n`);
+    process.exitCode = 2;
+    return;
+  }
+  process.stderr.write(`internal error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  process.exitCode = 70;
+});

@@ -1,0 +1,51 @@
+/**
+ * `serve`: run the guard on live OTLP/HTTP until SIGINT or SIGTERM.
+ */
+import { startGuardServer } from '../serve/guard-server.js';
+import type { GuardMode } from '../types.js';
+import type { CommandIo } from './replay-command.js';
+import { UserError } from './replay-command.js';
+
+/** Options of {@link runServe}. */
+export interface ServeCommandOptions {
+  readonly port: number;
+  readonly host: string;
+  readonly exportEndpoint?: string;
+  readonly graceMillis: number;
+  readonly maxBodyBytes: number;
+  readonly mode: GuardMode;
+}
+
+/** Start the server and resolve when a signal has closed it. */
+export async function runServe(options: ServeCommandOptions, io: CommandIo): Promise<void> {
+  if (options.exportEndpoint !== undefined) {
+    try {
+      const u = new URL(options.exportEndpoint);
+      if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error('protocol');
+    } catch {
+      throw new UserError(`--export-endpoint ${options.exportEndpoint}: expected an http(s) URL`);
+    }
+  }
+  let server;
+  try {
+    server = await startGuardServer({ ...options, print: io.out });
+  } catch (err) {
+    throw new UserError(`cannot listen on ${options.host}:${options.port} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+  }
+  io.err(`serve: receiving OTLP/HTTP on ${server.url} (/v1/traces, /v1/logs), mode ${options.mode}, grace ${options.graceMillis} ms`);
+  io.err(
+    options.exportEndpoint === undefined
+      ? 'serve: guard telemetry is printed as JSON lines on stdout'
+      : `serve: exporting guard telemetry to ${options.exportEndpoint}`,
+  );
+  await new Promise<void>((resolve) => {
+    const stop = (): void => {
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+      void server.close().then(resolve, resolve);
+    };
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
+  });
+  io.err(`serve: stopped after ${server.decisions.length} batch decision(s); ${server.lateRecords()} late record(s)`);
+}

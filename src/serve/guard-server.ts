@@ -1,0 +1,183 @@
+/**
+ * `serve`: the guard out of process. OTLP/HTTP in, the same processors as in-process, the guard's
+ * own telemetry out over OTLP/HTTP (or printed as JSON lines).
+ */
+import { ROOT_CONTEXT } from '@opentelemetry/api';
+import { ExportResultCode } from '@opentelemetry/core';
+import type { ExportResult } from '@opentelemetry/core';
+import { OTLPLogExporter } from '@opentelemetry/exporter-logs-otlp-http';
+import { OTLPMetricExporter } from '@opentelemetry/exporter-metrics-otlp-http';
+import { BatchLogRecordProcessor, LoggerProvider, SimpleLogRecordProcessor } from '@opentelemetry/sdk-logs';
+import type { LogRecordExporter, ReadableLogRecord, SdkLogRecord } from '@opentelemetry/sdk-logs';
+import { AggregationTemporality, MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
+import type { PushMetricExporter, ResourceMetrics } from '@opentelemetry/sdk-metrics';
+import type { ReadableSpan, Span } from '@opentelemetry/sdk-trace-base';
+import type { BatchDecision } from '../guard-engine.js';
+import { RepeatedToolFailureGuard } from '../repeated-tool-failure-guard.js';
+import type { GuardMode } from '../types.js';
+import { startOtlpHttpReceiver } from './otlp-http-receiver.js';
+import type { OtlpHttpReceiver } from './otlp-http-receiver.js';
+import { ReorderBuffer } from './reorder-buffer.js';
+import type { TimedRecord } from './reorder-buffer.js';
+
+/** Options of {@link startGuardServer}. */
+export interface GuardServerOptions {
+  /** @defaultValue `'127.0.0.1'` */
+  readonly host?: string;
+  /** `0` picks a free port. @defaultValue `4318` */
+  readonly port?: number;
+  /** OTLP/HTTP base URL for the guard's logs and metrics; `undefined` prints JSON lines to `print`. */
+  readonly exportEndpoint?: string;
+  /** Hold records this long to reorder the span and log streams, in milliseconds. @defaultValue `10000` */
+  readonly graceMillis?: number;
+  /** Largest body, in bytes. @defaultValue `16777216` */
+  readonly maxBodyBytes?: number;
+  /** Mode label of the decisions (serve never acts). @defaultValue `'shadow'` */
+  readonly mode?: GuardMode;
+  /** How often due records are released, in milliseconds. @defaultValue `min(250, graceMillis / 4)` */
+  readonly tickMillis?: number;
+  /** Where printed telemetry goes when there is no export endpoint. @defaultValue stdout */
+  readonly print?: (line: string) => void;
+  /** Export interval of the guard's counters, in milliseconds. @defaultValue `10000` */
+  readonly metricExportIntervalMillis?: number;
+}
+
+/** A running server. */
+export interface GuardServer {
+  readonly url: string;
+  readonly receiver: OtlpHttpReceiver;
+  readonly guard: RepeatedToolFailureGuard;
+  /** Every reduced batch so far (including `none`). */
+  readonly decisions: BatchDecision[];
+  /** Records that reached the receiver after their batch could still be judged. */
+  lateRecords(): number;
+  /** Release everything held now (judging open batches as they stand). */
+  drain(): void;
+  /** Stop receiving, judge what is held, flush and export. */
+  close(): Promise<void>;
+}
+
+class JsonLinesLogExporter implements LogRecordExporter {
+  private readonly _print: (line: string) => void;
+  constructor(print: (line: string) => void) {
+    this._print = print;
+  }
+  export(records: ReadableLogRecord[], done: (r: ExportResult) => void): void {
+    for (const r of records) this._print(JSON.stringify({ signal: 'log', eventName: r.attributes['event.name'], body: r.body, attributes: r.attributes }));
+    done({ code: ExportResultCode.SUCCESS });
+  }
+  forceFlush(): Promise<void> {
+    return Promise.resolve();
+  }
+  shutdown(): Promise<void> {
+    return Promise.resolve();
+  }
+}
+
+class JsonLinesMetricExporter implements PushMetricExporter {
+  private readonly _print: (line: string) => void;
+  constructor(print: (line: string) => void) {
+    this._print = print;
+  }
+  export(metrics: ResourceMetrics, done: (r: ExportResult) => void): void {
+    for (const sm of metrics.scopeMetrics) {
+      for (const m of sm.metrics) {
+        for (const dp of m.dataPoints) this._print(JSON.stringify({ signal: 'metric', name: m.descriptor.name, attributes: dp.attributes, value: dp.value }));
+      }
+    }
+    done({ code: ExportResultCode.SUCCESS });
+  }
+  selectAggregationTemporality(): AggregationTemporality {
+    return AggregationTemporality.CUMULATIVE;
+  }
+  forceFlush(): Promise<void> {
+    return Promise.resolve();
+  }
+  shutdown(): Promise<void> {
+    return Promise.resolve();
+  }
+}
+
+const CALL_LEVEL_SPANS = new Set(['qwen-code.tool', 'qwen-code.tool.execution']);
+
+/** Start `serve`. Resolves once the receiver listens. */
+export async function startGuardServer(options: GuardServerOptions = {}): Promise<GuardServer> {
+  const grace = options.graceMillis ?? 10_000;
+  const print = options.print ?? ((line: string) => process.stdout.write(`${line}\n`));
+  const endpoint = options.exportEndpoint?.replace(/\/+$/, '');
+  const loggerProvider = new LoggerProvider({
+    processors: [
+      endpoint === undefined
+        ? new SimpleLogRecordProcessor({ exporter: new JsonLinesLogExporter(print) })
+        : new BatchLogRecordProcessor({ exporter: new OTLPLogExporter({ url: `${endpoint}/v1/logs` }), scheduledDelayMillis: 1000 }),
+    ],
+  });
+  const reader = new PeriodicExportingMetricReader({
+    exporter: endpoint === undefined ? new JsonLinesMetricExporter(print) : new OTLPMetricExporter({ url: `${endpoint}/v1/metrics` }),
+    exportIntervalMillis: options.metricExportIntervalMillis ?? 10_000,
+  });
+  const meterProvider = new MeterProvider({ readers: [reader] });
+  const guard = new RepeatedToolFailureGuard({
+    mode: options.mode ?? 'shadow',
+    controlHookRequired: false,
+    meterProvider,
+    loggerProvider,
+  });
+  const decisions: BatchDecision[] = [];
+  guard.addListener({ onDecision: (d) => decisions.push(d) });
+  const buffer = new ReorderBuffer({ graceMillis: grace, maxHeld: 1_000_000, now: Date.now });
+  let lateDropped = 0;
+  const feed = (r: TimedRecord): void => {
+    if (r.span !== undefined) {
+      if (r.order === 0) guard.spanProcessor.onStart(r.span as unknown as Span, ROOT_CONTEXT);
+      else guard.spanProcessor.onEnd(r.span as unknown as ReadableSpan);
+    } else if (r.log !== undefined) {
+      guard.logRecordProcessor.onEmit(r.log as unknown as SdkLogRecord);
+    }
+  };
+  const feedLate = (r: TimedRecord): void => {
+    // A call-level record behind the watermark would land in a later batch: drop it. Prompt-level
+    // records (an interaction span's start, which only arrives when the prompt ends) are still useful.
+    const callLevel =
+      (r.span !== undefined && CALL_LEVEL_SPANS.has(r.span.name)) ||
+      (r.log !== undefined && r.log.attributes['event.name'] === 'qwen-code.tool_call');
+    if (callLevel) lateDropped += 1;
+    else feed(r);
+  };
+  const receiver = await startOtlpHttpReceiver({
+    host: options.host ?? '127.0.0.1',
+    port: options.port ?? 4318,
+    maxBodyBytes: options.maxBodyBytes ?? 16 * 1024 * 1024,
+    onRecords: (records) => {
+      for (const r of buffer.add(records.spans, records.logs)) feedLate(r);
+    },
+  });
+  const tick = (): void => {
+    for (const r of buffer.release()) feed(r);
+  };
+  const timer = setInterval(tick, options.tickMillis ?? Math.max(10, Math.min(250, Math.floor(grace / 4))));
+  let closed: Promise<void> | undefined;
+  return {
+    url: receiver.url,
+    receiver,
+    guard,
+    decisions,
+    lateRecords: () => lateDropped + guard.engine.lateRecords,
+    drain: () => {
+      for (const r of buffer.release(true)) feed(r);
+    },
+    close: () => {
+      closed ??= (async () => {
+        clearInterval(timer);
+        await receiver.close();
+        for (const r of buffer.release(true)) feed(r);
+        await guard.shutdown();
+        await reader.forceFlush();
+        await loggerProvider.forceFlush();
+        await meterProvider.shutdown();
+        await loggerProvider.shutdown();
+      })();
+      return closed;
+    },
+  };
+}

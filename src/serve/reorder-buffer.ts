@@ -1,0 +1,125 @@
+/**
+ * Holds records from the separate span and log streams (which reach a receiver seconds apart) and
+ * releases them in event-time order once they are older than the grace period.
+ */
+import type { RecordedLog, RecordedSpan } from '../replay/records.js';
+import { hrTimeToMillis } from '../wire-profile.js';
+
+/** One event: a span start, a log record, or a span end. */
+export interface TimedRecord {
+  readonly t: number;
+  /** 0 span start, 1 log, 2 span end: the order at equal times. */
+  readonly order: 0 | 1 | 2;
+  readonly seq: number;
+  readonly receivedAt: number;
+  readonly span?: RecordedSpan;
+  readonly log?: RecordedLog;
+}
+
+/** Options of {@link ReorderBuffer}. */
+export interface ReorderBufferOptions {
+  /** Records are held until their event time is this old (and at most twice this long after arrival), in milliseconds. */
+  readonly graceMillis: number;
+  /** Most records held; beyond it the oldest are released early. */
+  readonly maxHeld: number;
+  readonly now: () => number;
+}
+
+function compare(a: TimedRecord, b: TimedRecord): number {
+  return a.t - b.t || a.order - b.order || a.seq - b.seq;
+}
+
+/** A small binary min-heap of records keyed by event time. */
+export class ReorderBuffer {
+  private readonly _options: ReorderBufferOptions;
+  private readonly _heap: TimedRecord[] = [];
+  private _seq = 0;
+  private _watermark = Number.NEGATIVE_INFINITY;
+  private _late = 0;
+
+  constructor(options: ReorderBufferOptions) {
+    this._options = options;
+  }
+
+  /** Records held now. */
+  get size(): number {
+    return this._heap.length;
+  }
+
+  /** Event time up to which records have been released, in milliseconds. */
+  get watermark(): number {
+    return this._watermark;
+  }
+
+  /** Records that arrived with an event time already behind the watermark. */
+  get lateCount(): number {
+    return this._late;
+  }
+
+  /** Add spans (as start and end events) and logs. Returns the records that arrived late, in order. */
+  add(spans: readonly RecordedSpan[], logs: readonly RecordedLog[]): TimedRecord[] {
+    const receivedAt = this._options.now();
+    const late: TimedRecord[] = [];
+    const push = (r: TimedRecord): void => {
+      if (r.t < this._watermark) {
+        this._late += 1;
+        late.push(r);
+      } else this._push(r);
+    };
+    for (const span of spans) {
+      push({ t: hrTimeToMillis(span.startTime), order: 0, seq: this._seq++, receivedAt, span });
+      push({ t: hrTimeToMillis(span.endTime), order: 2, seq: this._seq++, receivedAt, span });
+    }
+    for (const log of logs) push({ t: hrTimeToMillis(log.hrTime), order: 1, seq: this._seq++, receivedAt, log });
+    return late.sort(compare);
+  }
+
+  /** Release every record that is due (or all of them with `all`), oldest event first. */
+  release(all = false): TimedRecord[] {
+    const now = this._options.now();
+    const cutoff = now - this._options.graceMillis;
+    const arrivalCutoff = now - 2 * this._options.graceMillis;
+    const out: TimedRecord[] = [];
+    while (this._heap.length > 0) {
+      const top = this._heap[0] as TimedRecord;
+      const due = all || top.t <= cutoff || top.receivedAt <= arrivalCutoff || this._heap.length > this._options.maxHeld;
+      if (!due) break;
+      out.push(this._pop());
+      if (top.t > this._watermark) this._watermark = top.t;
+    }
+    return out;
+  }
+
+  private _push(r: TimedRecord): void {
+    const h = this._heap;
+    h.push(r);
+    let i = h.length - 1;
+    while (i > 0) {
+      const p = (i - 1) >> 1;
+      if (compare(h[p] as TimedRecord, h[i] as TimedRecord) <= 0) break;
+      [h[p], h[i]] = [h[i] as TimedRecord, h[p] as TimedRecord];
+      i = p;
+    }
+  }
+
+  private _pop(): TimedRecord {
+    const h = this._heap;
+    const top = h[0] as TimedRecord;
+    const last = h.pop() as TimedRecord;
+    if (h.length > 0) {
+      h[0] = last;
+      let i = 0;
+      for (;;) {
+        const l = 2 * i + 1;
+        const r = l + 1;
+        let m = i;
+        if (l < h.length && compare(h[l] as TimedRecord, h[m] as TimedRecord) < 0) m = l;
+        if (r < h.length && compare(h[r] as TimedRecord, h[m] as TimedRecord) < 0) m = r;
+        if (m === i) break;
+        [h[m], h[i]] = [h[i] as TimedRecord, h[m] as TimedRecord];
+        i = m;
+      }
+    }
+    return top;
+  }
+}
