@@ -202,19 +202,19 @@ export class GuardEngine {
   }
 
   /** A new model request of the prompt began: the open batch (if any) is closed. */
-  boundary(promptId: string, timeMillis: number): void {
+  boundary(promptId: string): void {
     const entry = this._entry(promptId);
     if (entry === undefined) return;
     entry.foreground = true;
-    entry.lastSeenMillis = Math.max(entry.lastSeenMillis, timeMillis);
+    entry.lastSeenMillis = this._settings.now();
     this._closeOpen(entry, false);
   }
 
   /** Explicit end of the prompt's batch (the batch span ended). */
-  closeBatch(promptId: string, timeMillis: number): void {
+  closeBatch(promptId: string): void {
     const entry = this._prompts.get(promptId);
     if (entry === undefined) return;
-    entry.lastSeenMillis = Math.max(entry.lastSeenMillis, timeMillis);
+    entry.lastSeenMillis = this._settings.now();
     this._closeOpen(entry, false);
   }
 
@@ -222,7 +222,7 @@ export class GuardEngine {
   updateCall(update: CallUpdate): void {
     const entry = this._entry(update.promptId);
     if (entry === undefined) return;
-    entry.lastSeenMillis = Math.max(entry.lastSeenMillis, update.timeMillis);
+    entry.lastSeenMillis = this._settings.now();
     if (entry.closedCalls.has(update.callId)) {
       this._lateRecords += 1;
       return;
@@ -275,10 +275,10 @@ export class GuardEngine {
    * ends the ACP turn before the guard runs, observed in qwen-code 0.24.4), or when another loop
    * protection stopped the turn (only the first guard that stops a turn records it; design).
    */
-  endPrompt(promptId: string, timeMillis: number, turnCancelled = false): void {
+  endPrompt(promptId: string, turnCancelled = false): void {
     const entry = this._prompts.get(promptId);
     if (entry === undefined) return;
-    entry.lastSeenMillis = Math.max(entry.lastSeenMillis, timeMillis);
+    entry.lastSeenMillis = this._settings.now();
     const open = entry.open;
     const endsTurn =
       turnCancelled ||
@@ -307,7 +307,7 @@ export class GuardEngine {
   /** Reduce or drop everything still held: used by `forceFlush`, `shutdown` and the end of a replay. */
   finishAll(): void {
     for (const entry of [...this._prompts.values()]) {
-      this.endPrompt(entry.promptId, entry.lastSeenMillis);
+      this.endPrompt(entry.promptId);
     }
   }
 

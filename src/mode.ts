@@ -67,7 +67,7 @@ const TRUSTED_ORDER: readonly ModeSource[] = ['process', 'user_env_file'];
  * @returns the mode, or `undefined` for a missing, blank or invalid value
  */
 export function parseGuardMode(value: string | undefined): GuardMode | undefined {
-  const v = value?.trim().toLowerCase();
+  const v = (value ?? '').trim().toLowerCase();
   switch (v) {
     case 'off':
     case 'shadow':

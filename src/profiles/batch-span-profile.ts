@@ -80,7 +80,7 @@ export class BatchSpanProfile implements WireProfile {
       if (promptId === undefined) return;
       this._batches.set(span.spanContext().spanId, promptId);
       this._engine.observePrompt(promptId, { foreground: true });
-      this._engine.boundary(promptId, hrTimeToMillis(span.startTime));
+      this._engine.boundary(promptId);
       return;
     }
     if (span.name === this._promptSpanName) {
@@ -110,12 +110,12 @@ export class BatchSpanProfile implements WireProfile {
       if (promptId === undefined) return;
       this._batches.delete(spanId);
       this._closedBatches.set(spanId, promptId);
-      this._engine.closeBatch(promptId, hrTimeToMillis(span.endTime));
+      this._engine.closeBatch(promptId);
       return;
     }
     if (span.name === this._promptSpanName) {
       const promptId = this._promptId(span);
-      if (promptId !== undefined) this._engine.endPrompt(promptId, hrTimeToMillis(span.endTime));
+      if (promptId !== undefined) this._engine.endPrompt(promptId);
       return;
     }
     const parent = span.parentSpanContext?.spanId;

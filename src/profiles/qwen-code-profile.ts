@@ -89,7 +89,7 @@ export class QwenCodeProfile implements WireProfile {
         const promptId = this._promptSpan(span, false);
         if (promptId !== undefined) {
           const cancelled = span.attributes[ATTR_QWEN_TURN_STATUS] === 'cancelled';
-          this._engine.endPrompt(promptId, hrTimeToMillis(span.endTime), cancelled);
+          this._engine.endPrompt(promptId, cancelled);
         }
         return;
       }
@@ -119,7 +119,7 @@ export class QwenCodeProfile implements WireProfile {
       if (promptId === undefined || this._sawLlmRequestSpan) return;
       this._remember(record.spanContext?.traceId, promptId);
       this._engine.observePrompt(promptId, { sessionId: stringAttr(attrs, ATTR_SESSION_ID), foreground: true });
-      this._engine.boundary(promptId, hrTimeToMillis(record.hrTime));
+      this._engine.boundary(promptId);
     }
   }
 
@@ -143,7 +143,7 @@ export class QwenCodeProfile implements WireProfile {
     }
     this._sawLlmRequestSpan = true;
     this._engine.observePrompt(promptId, { sessionId });
-    this._engine.boundary(promptId, hrTimeToMillis(span.startTime));
+    this._engine.boundary(promptId);
     return promptId;
   }
 

@@ -8,7 +8,6 @@ import { gunzip, inflate } from 'node:zlib';
 import { promisify } from 'node:util';
 import { decodeOtlpProtobuf, isOtlpRequest, otlpRequestToRecords } from '../replay/otlp.js';
 import type { OtlpSignal } from '../replay/otlp.js';
-import { emptyRecordBatch } from '../replay/records.js';
 import type { RecordBatch } from '../replay/records.js';
 
 const gunzipAsync = promisify(gunzip);
