@@ -1,6 +1,8 @@
 /**
- * Holds records from the separate span and log streams (which reach a receiver seconds apart) and
- * releases them in event-time order once they are older than the grace period.
+ * Holds records from the separate span and log streams (which reach a receiver seconds apart:
+ * qwen-code batches spans every 5 s and logs every 1 s) and releases them in event-time order.
+ * Every record is held for the grace period after it arrives; the earliest event is released
+ * first, so a grace longer than the gap between the streams restores the order of events.
  */
 import type { RecordedLog, RecordedSpan } from '../replay/records.js';
 import { hrTimeToMillis } from '../wire-profile.js';
@@ -18,7 +20,7 @@ export interface TimedRecord {
 
 /** Options of {@link ReorderBuffer}. */
 export interface ReorderBufferOptions {
-  /** Records are held until their event time is this old (and at most twice this long after arrival), in milliseconds. */
+  /** Each record is held this long after it arrives, in milliseconds. */
   readonly graceMillis: number;
   /** Most records held; beyond it the oldest are released early. */
   readonly maxHeld: number;
@@ -76,13 +78,11 @@ export class ReorderBuffer {
 
   /** Release every record that is due (or all of them with `all`), oldest event first. */
   release(all = false): TimedRecord[] {
-    const now = this._options.now();
-    const cutoff = now - this._options.graceMillis;
-    const arrivalCutoff = now - 2 * this._options.graceMillis;
+    const cutoff = this._options.now() - this._options.graceMillis;
     const out: TimedRecord[] = [];
     while (this._heap.length > 0) {
       const top = this._heap[0] as TimedRecord;
-      const due = all || top.t <= cutoff || top.receivedAt <= arrivalCutoff || this._heap.length > this._options.maxHeld;
+      const due = all || top.receivedAt <= cutoff || this._heap.length > this._options.maxHeld;
       if (!due) break;
       out.push(this._pop());
       if (top.t > this._watermark) this._watermark = top.t;

@@ -1,0 +1,114 @@
+import { readFileSync } from 'node:fs';
+import { resourceFromAttributes } from '@opentelemetry/resources';
+import type { ReadableLogRecord } from '@opentelemetry/sdk-logs';
+import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
+import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
+import { parseTelemetryText } from '../../src/replay/telemetry-file.js';
+import type { RecordBatch, RecordedLog, RecordedSpan } from '../../src/replay/records.js';
+
+export const FIXTURES = new URL('../../fixtures/qwen-code-0.24.4/', import.meta.url);
+
+export function fixturePath(name: string): string {
+  return new URL(`${name}.outfile.json`, FIXTURES).pathname;
+}
+
+export function loadFixture(name: string): RecordBatch {
+  return parseTelemetryText(readFileSync(fixturePath(name), 'utf8'), name);
+}
+
+const resource = resourceFromAttributes({ 'service.name': 'qwen-code', 'service.version': '0.24.4' });
+
+/** A recorded span as the SDK's ReadableSpan, so real OTLP exporters can send it. */
+export function toReadableSpan(s: RecordedSpan): ReadableSpan {
+  const duration: [number, number] = [s.endTime[0] - s.startTime[0], s.endTime[1] - s.startTime[1]];
+  if (duration[1] < 0) {
+    duration[0] -= 1;
+    duration[1] += 1e9;
+  }
+  return {
+    name: s.name,
+    kind: SpanKind.INTERNAL,
+    spanContext: () => s.spanContext(),
+    parentSpanContext: s.parentSpanContext,
+    startTime: s.startTime,
+    endTime: s.endTime,
+    status: { code: SpanStatusCode.UNSET },
+    attributes: s.attributes as ReadableSpan['attributes'],
+    links: [],
+    events: [],
+    duration,
+    ended: true,
+    resource,
+    instrumentationScope: { name: s.scopeName || 'qwen-code' },
+    droppedAttributesCount: 0,
+    droppedEventsCount: 0,
+    droppedLinksCount: 0,
+  };
+}
+
+/** A recorded log as the SDK's ReadableLogRecord. */
+export function toReadableLog(l: RecordedLog): ReadableLogRecord {
+  return {
+    hrTime: l.hrTime,
+    hrTimeObserved: l.hrTime,
+    spanContext: l.spanContext,
+    body: l.body,
+    attributes: l.attributes as ReadableLogRecord['attributes'],
+    resource,
+    instrumentationScope: { name: l.instrumentationScope.name || 'qwen-code' },
+    droppedAttributesCount: 0,
+    eventName: l.eventName,
+  } as ReadableLogRecord;
+}
+
+function kv(attrs: Readonly<Record<string, unknown>>) {
+  return Object.entries(attrs).map(([key, v]) => ({
+    key,
+    value:
+      typeof v === 'string'
+        ? { stringValue: v }
+        : typeof v === 'boolean'
+          ? { boolValue: v }
+          : typeof v === 'number'
+            ? Number.isInteger(v)
+              ? { intValue: String(v) }
+              : { doubleValue: v }
+            : { stringValue: JSON.stringify(v) },
+  }));
+}
+
+const nanos = (t: readonly [number, number]) => (BigInt(t[0]) * 1_000_000_000n + BigInt(t[1])).toString();
+
+/** OTLP JSON lines as a collector's file exporter writes them: one traces and one logs request per line. */
+export function toOtlpJsonLines(records: RecordBatch, perLine = 7): string {
+  const lines: string[] = [];
+  for (let i = 0; i < records.spans.length; i += perLine) {
+    const spans = records.spans.slice(i, i + perLine).map((s) => ({
+      traceId: s.spanContext().traceId,
+      spanId: s.spanContext().spanId,
+      parentSpanId: s.parentSpanContext?.spanId ?? '',
+      name: s.name,
+      kind: 1,
+      startTimeUnixNano: nanos(s.startTime),
+      endTimeUnixNano: nanos(s.endTime),
+      attributes: kv(s.attributes),
+    }));
+    lines.push(JSON.stringify({ resourceSpans: [{ resource: { attributes: kv({ 'service.name': 'qwen-code' }) }, scopeSpans: [{ scope: { name: 'qwen-code' }, spans }] }] }));
+  }
+  for (let i = 0; i < records.logs.length; i += perLine) {
+    const logRecords = records.logs.slice(i, i + perLine).map((l) => ({
+      timeUnixNano: nanos(l.hrTime),
+      observedTimeUnixNano: nanos(l.hrTime),
+      body: { stringValue: String(l.body ?? '') },
+      attributes: kv(l.attributes),
+      traceId: l.spanContext?.traceId ?? '',
+      spanId: l.spanContext?.spanId ?? '',
+    }));
+    lines.push(JSON.stringify({ resourceLogs: [{ resource: { attributes: [] }, scopeLogs: [{ scope: { name: l0(records, i) }, logRecords }] }] }));
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+function l0(records: RecordBatch, i: number): string {
+  return records.logs[i]?.instrumentationScope.name ?? 'qwen-code';
+}

@@ -1,0 +1,110 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { auditInvariants, sensitiveInputStrings } from '../src/replay/audit.js';
+import { compareWithInTree } from '../src/replay/compare.js';
+import { replayRecords } from '../src/replay/replay.js';
+import { emptyRecordBatch } from '../src/replay/records.js';
+import { parseTelemetryText, TelemetryParseError } from '../src/replay/telemetry-file.js';
+import { loadFixture, toOtlpJsonLines } from './helpers/recorded.js';
+
+const decisions = (r: Awaited<ReturnType<typeof replayRecords>>) => r.decisions.map((d) => d.outcome.decision);
+
+describe('replay of the real qwen-code 0.24.4 captures', () => {
+  it.each([
+    { name: 'acp-enforce', total: 5, ours: ['tracked', 'tracked', 'tracked', 'warned', 'stopped'] },
+    { name: 'acp-shadow-drain', total: 6, ours: ['tracked', 'tracked', 'tracked', 'would_warn', 'would_stop', 'none'] },
+  ])('$name agrees 100% with the in-tree guard, batch by batch', async ({ name, total, ours }) => {
+    const records = loadFixture(name);
+    const r = await replayRecords(records);
+    expect(decisions(r)).toEqual(ours);
+    const c = compareWithInTree(r.decisions, r.inTree);
+    expect(c.total).toBe(total);
+    expect(c.agreeing).toBe(total);
+    expect(auditInvariants(r.decisions, r.emitted, sensitiveInputStrings(records)).every((i) => i.held)).toBe(true);
+  });
+
+  it('acp-shadow-nodrain: the documented difference, exactly (drain reliability is not in telemetry)', async () => {
+    const r = await replayRecords(loadFixture('acp-shadow-nodrain'));
+    const c = compareWithInTree(r.decisions, r.inTree);
+    expect(c.batches.map((b) => [b.batch, b.ours?.decision ?? 'none', b.inTree?.decision ?? 'none', b.inTree?.resetReason])).toEqual([
+      [1, 'tracked', 'reset', 'unreliable_input'],
+      [2, 'tracked', 'none', undefined],
+      [3, 'tracked', 'none', undefined],
+      [4, 'would_warn', 'none', undefined],
+      [5, 'would_stop', 'none', undefined],
+      [6, 'none', 'none', undefined],
+    ]);
+    expect(`${c.agreeing}/${c.total}`).toBe('1/6');
+  });
+
+  it('headless-yolo: no in-tree guard; the design\'s decisions tracked x3 on the headless route', async () => {
+    const r = await replayRecords(loadFixture('headless-yolo'));
+    expect(r.decisions.map((d) => [d.route, d.outcome.decision, d.outcome.failureCount, d.outcome.batchCount])).toEqual([
+      ['headless', 'tracked', 2, 1],
+      ['headless', 'tracked', 4, 2],
+      ['headless', 'tracked', 6, 3],
+    ]);
+    const c = compareWithInTree(r.decisions, r.inTree);
+    expect(c.total).toBe(0);
+    expect(c.skippedPrompts).toHaveLength(1);
+  });
+
+  it('--mode overrides the recorded mode', async () => {
+    const r = await replayRecords(loadFixture('acp-enforce'), { mode: 'shadow' });
+    expect(decisions(r)).toEqual(['tracked', 'tracked', 'tracked', 'would_warn', 'would_stop']);
+  });
+
+  it('the same capture as OTLP JSON lines gives the same decisions', async () => {
+    const records = loadFixture('acp-shadow-drain');
+    const otlp = parseTelemetryText(toOtlpJsonLines(records), 'otlp.jsonl');
+    expect(otlp.spans).toHaveLength(records.spans.length);
+    expect(otlp.logs).toHaveLength(records.logs.length);
+    const a = await replayRecords(records);
+    const b = await replayRecords(otlp);
+    expect(b.decisions.map((d) => [d.promptId, d.batch, d.outcome.decision])).toEqual(a.decisions.map((d) => [d.promptId, d.batch, d.outcome.decision]));
+  });
+
+  it('several files, of either format, replay together', async () => {
+    const all = emptyRecordBatch();
+    parseTelemetryText(toOtlpJsonLines(loadFixture('acp-enforce')), 'a.jsonl', all);
+    const drain = loadFixture('acp-shadow-drain');
+    all.spans.push(...drain.spans);
+    all.logs.push(...drain.logs);
+    const r = await replayRecords(all);
+    expect(new Set(r.decisions.map((d) => d.promptId)).size).toBe(2);
+    expect(compareWithInTree(r.decisions, r.inTree).agreeing).toBe(11);
+  });
+
+  it('the guard\'s emitted telemetry carries none of the capture\'s arguments or error text', async () => {
+    const records = loadFixture('acp-enforce');
+    const r = await replayRecords(records);
+    const secrets = sensitiveInputStrings(records);
+    expect(secrets.size).toBeGreaterThan(0);
+    const out = JSON.stringify(r.emitted);
+    for (const s of secrets) expect(out).not.toContain(s);
+    expect(out).not.toContain('/workspace/demo');
+  });
+});
+
+describe('parseTelemetryText errors name the file and position', () => {
+  it.each([
+    { desc: 'truncated object', text: '{\n  "name": "x",\n  "attributes": {\n', match: /^bad\.json:\d+:\d+: / },
+    { desc: 'garbage between objects', text: '{"resourceSpans": []}\nhello\n', match: /^bad\.json:2:1: unexpected character/ },
+    { desc: 'invalid JSON inside an object', text: '{"resourceSpans": [,]}\n', match: /^bad\.json:1:\d+: invalid JSON/ },
+    { desc: 'empty file', text: '', match: /empty file/ },
+    { desc: 'JSON but no telemetry', text: '{"hello": "world"}\n', match: /no spans, log records or OTLP requests/ },
+    { desc: 'a top-level array', text: '[1, 2]\n', match: /expected a JSON object/ },
+  ])('$desc', ({ text, match }) => {
+    expect(() => parseTelemetryText(text, 'bad.json')).toThrow(TelemetryParseError);
+    expect(() => parseTelemetryText(text, 'bad.json')).toThrow(match);
+  });
+
+  it('writes nothing and reads a concatenated compact stream too', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'rtfg-'));
+    const text = '{"resourceLogs":[]}{"resourceSpans":[]}\n';
+    writeFileSync(join(dir, 'x'), text);
+    expect(parseTelemetryText(text, 'x').spans).toHaveLength(0);
+  });
+});

@@ -1,0 +1,68 @@
+import { OTLPLogExporter } from '@opentelemetry/exporter-logs-otlp-http';
+import { OTLPLogExporter as OTLPLogProtoExporter } from '@opentelemetry/exporter-logs-otlp-proto';
+import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { OTLPTraceExporter as OTLPTraceProtoExporter } from '@opentelemetry/exporter-trace-otlp-proto';
+import { ExportResultCode } from '@opentelemetry/core';
+import type { ExportResult } from '@opentelemetry/core';
+import { describe, expect, it } from 'vitest';
+import { replayRecords } from '../src/replay/replay.js';
+import { startGuardServer } from '../src/serve/guard-server.js';
+import { loadFixture, toReadableLog, toReadableSpan } from './helpers/recorded.js';
+
+function exportAll<T>(exporter: { export(items: T[], cb: (r: ExportResult) => void): void }, items: T[]): Promise<void> {
+  return new Promise((resolve, reject) => {
+    exporter.export(items, (r) => (r.code === ExportResultCode.SUCCESS ? resolve() : reject(r.error ?? new Error('export failed'))));
+  });
+}
+
+const summary = (ds: readonly { promptId: string; batch: number; outcome: { decision: string; failureCount: number } }[]) =>
+  ds.map((d) => [d.promptId, d.batch, d.outcome.decision, d.outcome.failureCount]);
+
+describe('serve: real OTLP/HTTP exporters to the guard on 127.0.0.1', () => {
+  it.each([
+    { name: 'acp-shadow-drain', encoding: 'json' },
+    { name: 'acp-enforce', encoding: 'protobuf' },
+    { name: 'headless-yolo', encoding: 'json' },
+  ])('$name over $encoding gives the same decisions as replay (logs first, spans later)', async ({ name, encoding }) => {
+    const records = loadFixture(name);
+    const lines: string[] = [];
+    const server = await startGuardServer({ port: 0, graceMillis: 5_000, print: (l) => lines.push(l), metricExportIntervalMillis: 60_000 });
+    try {
+      const json = encoding === 'json';
+      const traces = json ? new OTLPTraceExporter({ url: `${server.url}/v1/traces` }) : new OTLPTraceProtoExporter({ url: `${server.url}/v1/traces` });
+      const logs = json ? new OTLPLogExporter({ url: `${server.url}/v1/logs` }) : new OTLPLogProtoExporter({ url: `${server.url}/v1/logs` });
+      // The two streams arrive separately, in several requests, logs ahead of spans (as from qwen-code).
+      const half = Math.ceil(records.logs.length / 2);
+      await exportAll(logs, records.logs.slice(0, half).map(toReadableLog));
+      await exportAll(logs, records.logs.slice(half).map(toReadableLog));
+      await exportAll(traces, records.spans.map(toReadableSpan));
+      await traces.shutdown();
+      await logs.shutdown();
+      server.drain();
+      const expected = await replayRecords(records, { mode: 'shadow' });
+      expect(summary(server.decisions)).toEqual(summary(expected.decisions));
+      expect(server.decisions.length).toBeGreaterThan(0);
+      expect(server.lateRecords()).toBe(0);
+    } finally {
+      await server.close();
+    }
+    const printed = lines.map((l) => JSON.parse(l) as { signal: string; eventName?: string; attributes: Record<string, unknown> });
+    const guardLogs = printed.filter((p) => p.eventName === 'qwen-code.repeated_tool_failure_guard');
+    expect(guardLogs.length).toBeGreaterThan(0);
+    expect(printed.some((p) => p.signal === 'metric' && (p as unknown as { name: string }).name === 'qwen-code.repeated_tool_failure_guard.count')).toBe(true);
+  });
+
+  it('keeps serving valid requests after malformed ones', async () => {
+    const server = await startGuardServer({ port: 0, graceMillis: 50, print: () => undefined });
+    try {
+      const bad = await fetch(`${server.url}/v1/logs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"resourceLogs": [' });
+      expect(bad.status).toBe(400);
+      const badProto = await fetch(`${server.url}/v1/traces`, { method: 'POST', headers: { 'content-type': 'application/x-protobuf' }, body: new Uint8Array([0x0a, 0xff, 0xff, 0xff]) });
+      expect(badProto.status).toBe(400);
+      const ok = await fetch(`${server.url}/v1/logs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"resourceLogs": []}' });
+      expect(ok.status).toBe(200);
+    } finally {
+      await server.close();
+    }
+  });
+});
