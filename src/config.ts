@@ -5,6 +5,8 @@ import { diag } from '@opentelemetry/api';
 import type { MeterProvider } from '@opentelemetry/api';
 import type { LoggerProvider } from '@opentelemetry/api-logs';
 import { resolveGuardModeFromEnv } from './mode.js';
+import { resolveRepetitionConfig } from './repetition-reducer.js';
+import type { RepetitionConfig } from './repetition-reducer.js';
 import type { BatchSpanProfileOptions } from './profiles/batch-span-profile.js';
 import { DEFAULT_NAMESPACE } from './semconv.js';
 import type { GuardMode } from './types.js';
@@ -55,6 +57,12 @@ export interface RepeatedToolFailureGuardOptions {
    * @defaultValue `true`
    */
   readonly controlHookRequired?: boolean;
+  /**
+   * The identical tool-call repetition breaker (second guard). `mode` defaults to the failure
+   * guard's mode; thresholds default to `{ enabled: true, warn: 3, abort: 5, windowSize: 0 }`
+   * (the seed PR); `abort <= warn` is clamped to `warn + 1`.
+   */
+  readonly repetition?: Partial<RepetitionConfig> & { readonly mode?: GuardMode };
 }
 
 /** Resolved options. */
@@ -72,6 +80,8 @@ export interface ResolvedGuardOptions {
   readonly sweepIntervalMillis: number;
   readonly clock: () => number;
   readonly controlHookRequired: boolean;
+  readonly repetitionMode: GuardMode;
+  readonly repetition: RepetitionConfig;
 }
 
 /** Defaults of the numeric and list options. */
@@ -105,6 +115,9 @@ export function resolveOptions(options: RepeatedToolFailureGuardOptions = {}): R
     for (const d of resolved.diagnostics) diag.warn(`RepeatedToolFailureGuard: ${d}`);
     mode = resolved.mode;
   }
+  const { mode: repetitionMode, ...repetitionInput } = options.repetition ?? {};
+  const repetition = resolveRepetitionConfig(repetitionInput);
+  for (const issue of repetition.issues) diag.warn(`RepeatedToolFailureGuard: repetition ${issue}`);
   const namespace = options.namespace?.trim() ? options.namespace.trim() : DEFAULT_OPTIONS.namespace;
   return {
     mode,
@@ -120,5 +133,7 @@ export function resolveOptions(options: RepeatedToolFailureGuardOptions = {}): R
     sweepIntervalMillis: clampInt('sweepIntervalMillis', options.sweepIntervalMillis, DEFAULT_OPTIONS.sweepIntervalMillis, 0),
     clock: options.clock ?? Date.now,
     controlHookRequired: options.controlHookRequired ?? true,
+    repetitionMode: repetitionMode ?? mode,
+    repetition: repetition.config,
   };
 }

@@ -1,6 +1,8 @@
 import { globalErrorHandler } from '@opentelemetry/core';
 import type { GuardEngine } from './guard-engine.js';
-import type { GuardAction } from './types.js';
+import type { RepetitionAction } from './repetition-reducer.js';
+import type { RepetitionEngine } from './repetition-engine.js';
+import type { GuardAction, ToolType } from './types.js';
 
 /** What the Session passes to {@link GuardControl.afterToolBatch} after a tool batch settled. */
 export interface AfterToolBatchInput {
@@ -16,7 +18,25 @@ export interface AfterToolBatchInput {
   readonly channelPrompt?: boolean;
 }
 
+/** What the Session passes to {@link GuardControl.beforeToolCall} before it executes a call. */
+export interface BeforeToolCallInput {
+  /** The session id (`session.id`); the run of identical calls is per session. */
+  readonly sessionId: string;
+  /** The prompt id; a new real user prompt resets the run. */
+  readonly promptId: string;
+  /** Provider call id, so that a call is never counted twice. */
+  readonly callId?: string;
+  /** Resolved tool name. */
+  readonly toolName: string;
+  /** The call's arguments (any JSON value). Hashed in memory and dropped at once. */
+  readonly arguments: unknown;
+  readonly toolType?: ToolType;
+  /** True when the prompt was injected by the agent itself (cron, notification, continuation): it does not reset the run. @defaultValue `false` */
+  readonly injectedPrompt?: boolean;
+}
+
 const NONE: GuardAction = { type: 'none' };
+const NO_REPETITION_ACTION: RepetitionAction = { type: 'none' };
 
 /**
  * The in-process control hook. The Session calls {@link GuardControl.afterToolBatch} once per
@@ -34,11 +54,46 @@ const NONE: GuardAction = { type: 'none' };
  */
 export class GuardControl {
   private readonly _engine: GuardEngine;
+  private readonly _repetition: RepetitionEngine;
   private readonly _isShutdown: () => boolean;
 
-  constructor(engine: GuardEngine, isShutdown: () => boolean) {
+  constructor(engine: GuardEngine, repetition: RepetitionEngine, isShutdown: () => boolean) {
     this._engine = engine;
+    this._repetition = repetition;
     this._isShutdown = isShutdown;
+  }
+
+  /**
+   * The identical tool-call repetition breaker's hook: call it before executing each tool call.
+   *
+   * - `none`: run the call as usual;
+   * - `warn`: run it, and append `action.text` to its result;
+   * - `block`: do not run it, give the model `action.text` as its result, and stop the turn.
+   *
+   * Once a session calls this hook, its calls are no longer counted from telemetry (no double
+   * counting). In `shadow` it always returns `none`. Never throws; errors give `none`.
+   */
+  beforeToolCall(input: BeforeToolCallInput): RepetitionAction {
+    if (this._isShutdown()) return NO_REPETITION_ACTION;
+    try {
+      if (input === null || typeof input !== 'object' || typeof input.promptId !== 'string' || typeof input.toolName !== 'string') {
+        return NO_REPETITION_ACTION;
+      }
+      return this._repetition.beforeToolCall({
+        sessionId: typeof input.sessionId === 'string' ? input.sessionId : undefined,
+        promptId: input.promptId,
+        callId: typeof input.callId === 'string' ? input.callId : undefined,
+        toolName: input.toolName,
+        args: input.arguments,
+        argsAreJsonText: false,
+        toolType: input.toolType === 'native' || input.toolType === 'mcp' ? input.toolType : undefined,
+        userPrompt: input.injectedPrompt !== true,
+        route: 'acp_foreground',
+      });
+    } catch (err) {
+      globalErrorHandler(err as Error);
+      return NO_REPETITION_ACTION;
+    }
   }
 
   /**

@@ -4,6 +4,7 @@ import { logs, SeverityNumber } from '@opentelemetry/api-logs';
 import type { Logger, LoggerProvider } from '@opentelemetry/api-logs';
 import { batchCountBucket, failureCountBucket } from './buckets.js';
 import type { BatchDecision, EngineListener, EvictionReason } from './guard-engine.js';
+import type { RepetitionDecisionRecord, RepetitionListener } from './repetition-engine.js';
 import {
   ATTR_BATCH_COUNT_BUCKET,
   ATTR_CANDIDATE_ORDINAL,
@@ -28,7 +29,11 @@ import {
   GUARD_EVICTION_METRIC_SUFFIX,
   GUARD_METRIC_SUFFIX,
   INSTRUMENTATION_SCOPE_NAME,
+  ATTR_RUN_LENGTH_BUCKET,
+  LOOP_TYPE_CONSECUTIVE_IDENTICAL_TOOL_CALLS,
   LOOP_TYPE_REPEATED_TOOL_EXECUTION_FAILURE,
+  REPETITION_EVENT_SUFFIX,
+  REPETITION_METRIC_SUFFIX,
   RUM_EXCLUDE_SUFFIX,
 } from './semconv.js';
 import { VERSION } from './version.js';
@@ -85,14 +90,32 @@ export function decisionLogAttributes(d: BatchDecision, eventName: string): Attr
 }
 
 /**
+ * Metric attributes of one repetition decision: route, mode, phases, decision, run-length bucket,
+ * tool type. Never the fingerprint, the tool name or the prompt id.
+ */
+export function repetitionMetricAttributes(r: RepetitionDecisionRecord): Attributes {
+  const attrs: Attributes = {
+    [ATTR_ROUTE]: r.route,
+    [ATTR_MODE]: r.mode,
+    [ATTR_PHASE_BEFORE]: r.outcome.phaseBefore,
+    [ATTR_PHASE_AFTER]: r.outcome.phaseAfter,
+    [ATTR_DECISION]: r.outcome.decision,
+    [ATTR_RUN_LENGTH_BUCKET]: failureCountBucket(r.outcome.runLength),
+  };
+  if (r.toolType !== undefined) attrs[ATTR_TOOL_TYPE] = r.toolType;
+  return attrs;
+}
+
+/**
  * Turns engine decisions into the guard's counters, one diagnostic log per transition, and the
  * terminal loop event. Decisions `none` emit nothing. Every emission is best effort: the engine
  * catches and reports what this throws, and nothing here changes a decision.
  */
-export class GuardTelemetry implements EngineListener {
+export class GuardTelemetry implements EngineListener, RepetitionListener {
   private readonly _options: GuardTelemetryOptions;
   private readonly _eventName: string;
   private _counter: Counter | undefined;
+  private _repetitionCounter: Counter | undefined;
   private _evictions: Counter | undefined;
   private _logger: Logger | undefined;
   private _meterProvider: MeterProvider | undefined;
@@ -135,6 +158,39 @@ export class GuardTelemetry implements EngineListener {
     }
   }
 
+  onRepetitionDecision(r: RepetitionDecisionRecord): void {
+    this._ensureInstruments();
+    const attrs = repetitionMetricAttributes(r);
+    this._repetitionCounter?.add(1, attrs);
+    const eventName = `${this._options.namespace}.${REPETITION_EVENT_SUFFIX}`;
+    const timestamp = new Date(r.decidedAtMillis).toISOString();
+    this._logger?.emit({
+      eventName,
+      timestamp: r.decidedAtMillis,
+      severityNumber: SeverityNumber.INFO,
+      severityText: 'INFO',
+      body: `Tool call repetition guard decision: ${r.outcome.decision}.`,
+      attributes: { [ATTR_EVENT_NAME]: eventName, [ATTR_EVENT_TIMESTAMP]: timestamp, [ATTR_PROMPT_ID]: r.promptId, ...attrs },
+    });
+    if (r.outcome.decision === 'aborted') {
+      const loop: Attributes = {
+        [ATTR_EVENT_NAME]: EVENT_LOOP_DETECTED,
+        [ATTR_EVENT_TIMESTAMP]: timestamp,
+        [ATTR_LOOP_TYPE]: LOOP_TYPE_CONSECUTIVE_IDENTICAL_TOOL_CALLS,
+        [ATTR_PROMPT_ID]: r.promptId,
+      };
+      if (r.sessionId !== undefined) loop[ATTR_SESSION_ID] = r.sessionId;
+      this._logger?.emit({
+        eventName: EVENT_LOOP_DETECTED,
+        timestamp: r.decidedAtMillis,
+        severityNumber: SeverityNumber.WARN,
+        severityText: 'WARN',
+        body: `Loop detected. Type: ${LOOP_TYPE_CONSECUTIVE_IDENTICAL_TOOL_CALLS}.`,
+        attributes: loop,
+      });
+    }
+  }
+
   onEviction(_promptId: string, reason: EvictionReason): void {
     this._ensureInstruments();
     this._evictions?.add(1, { reason });
@@ -148,6 +204,10 @@ export class GuardTelemetry implements EngineListener {
       const meter = mp.getMeter(INSTRUMENTATION_SCOPE_NAME, VERSION);
       this._counter = meter.createCounter(`${this._options.namespace}.${GUARD_METRIC_SUFFIX}`, {
         description: 'Repeated tool failure guard decisions, one per reducer transition.',
+        unit: '{transition}',
+      });
+      this._repetitionCounter = meter.createCounter(`${this._options.namespace}.${REPETITION_METRIC_SUFFIX}`, {
+        description: 'Identical tool-call repetition guard decisions: warn, abort, and the end of a warned run.',
         unit: '{transition}',
       });
       this._evictions = meter.createCounter(`${this._options.namespace}.${GUARD_EVICTION_METRIC_SUFFIX}`, {

@@ -9,7 +9,7 @@ export { createRepeatedToolFailureGuard, RepeatedToolFailureGuard } from './repe
 export { RepeatedToolFailureGuardSpanProcessor } from './repeated-tool-failure-guard-span-processor.js';
 export { RepeatedToolFailureGuardLogRecordProcessor } from './repeated-tool-failure-guard-log-record-processor.js';
 export { GuardControl } from './guard-control.js';
-export type { AfterToolBatchInput } from './guard-control.js';
+export type { AfterToolBatchInput, BeforeToolCallInput } from './guard-control.js';
 export { DEFAULT_OPTIONS, resolveOptions } from './config.js';
 export type { RepeatedToolFailureGuardOptions, ResolvedGuardOptions, WireProfileName } from './config.js';
 
@@ -53,6 +53,42 @@ export type {
 export { batchCountBucket, failureCountBucket } from './buckets.js';
 export type { BatchCountBucket, FailureCountBucket } from './buckets.js';
 
+// Identical tool-call repetition breaker (second guard)
+export {
+  DEFAULT_REPETITION_CONFIG,
+  INITIAL_REPETITION_STATE,
+  reduceRepetition,
+  REPETITION_ABORT_TEXT,
+  REPETITION_WARNING_TEXT,
+  resolveRepetitionConfig,
+} from './repetition-reducer.js';
+export type {
+  RepetitionAction,
+  RepetitionBlockAction,
+  RepetitionConfig,
+  RepetitionCounters,
+  RepetitionDecision,
+  RepetitionEvent,
+  RepetitionIdleState,
+  RepetitionInjectedMessageEvent,
+  RepetitionLatchedState,
+  RepetitionMode,
+  RepetitionNoAction,
+  RepetitionOutcome,
+  RepetitionPhase,
+  RepetitionState,
+  RepetitionToolCallEvent,
+  RepetitionTrackingState,
+  RepetitionUserPromptEvent,
+  RepetitionWarnAction,
+  RepetitionWarnedState,
+  ResolvedRepetitionConfig,
+} from './repetition-reducer.js';
+export { argumentsFingerprint, canonicalJson, parseArgumentsJson } from './canonical-json.js';
+export type { ArgumentsParseFailed, ArgumentsParseOk, ArgumentsParseResult } from './canonical-json.js';
+export { isReportedRepetitionDecision, RepetitionEngine, sessionKeyOf } from './repetition-engine.js';
+export type { RepetitionCall, RepetitionDecisionRecord, RepetitionEngineSettings, RepetitionListener } from './repetition-engine.js';
+
 // Mode resolution
 export { DEFAULT_GUARD_MODE, GUARD_MODE_ENV_VAR, parseGuardMode, resolveGuardMode, resolveGuardModeFromEnv } from './mode.js';
 export type { ModeSource, ModeSourceValue, ResolvedGuardMode, ResolveGuardModeInput } from './mode.js';
@@ -60,7 +96,7 @@ export type { ModeSource, ModeSourceValue, ResolvedGuardMode, ResolveGuardModeIn
 // Engine and wire profiles
 export { GuardEngine } from './guard-engine.js';
 export type { BatchDecision, EngineListener, EngineSettings, EvictionReason } from './guard-engine.js';
-export { GuardTelemetry, decisionLogAttributes, decisionMetricAttributes } from './guard-telemetry.js';
+export { GuardTelemetry, decisionLogAttributes, decisionMetricAttributes, repetitionMetricAttributes } from './guard-telemetry.js';
 export type { GuardTelemetryOptions } from './guard-telemetry.js';
 export { QwenCodeProfile } from './profiles/qwen-code-profile.js';
 export { BatchSpanProfile, DEFAULT_BATCH_SPAN_ATTRIBUTES } from './profiles/batch-span-profile.js';
@@ -73,7 +109,10 @@ export {
   GUARD_EVICTION_METRIC_SUFFIX,
   GUARD_METRIC_SUFFIX,
   INSTRUMENTATION_SCOPE_NAME,
+  LOOP_TYPE_CONSECUTIVE_IDENTICAL_TOOL_CALLS,
   LOOP_TYPE_REPEATED_TOOL_EXECUTION_FAILURE,
+  REPETITION_EVENT_SUFFIX,
+  REPETITION_METRIC_SUFFIX,
   RUM_EXCLUDE_SUFFIX,
 } from './semconv.js';
 export type { GuardRoute } from './semconv.js';

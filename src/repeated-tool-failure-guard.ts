@@ -7,6 +7,8 @@ import type { EngineListener } from './guard-engine.js';
 import { GuardTelemetry } from './guard-telemetry.js';
 import { BatchSpanProfile } from './profiles/batch-span-profile.js';
 import { QwenCodeProfile } from './profiles/qwen-code-profile.js';
+import { RepetitionEngine } from './repetition-engine.js';
+import type { RepetitionListener } from './repetition-engine.js';
 import { RepeatedToolFailureGuardLogRecordProcessor } from './repeated-tool-failure-guard-log-record-processor.js';
 import { RepeatedToolFailureGuardSpanProcessor } from './repeated-tool-failure-guard-span-processor.js';
 import { INSTRUMENTATION_SCOPE_NAME } from './semconv.js';
@@ -34,6 +36,8 @@ export class RepeatedToolFailureGuard {
   readonly control: GuardControl;
   /** The engine (for replay, serve and tests). */
   readonly engine: GuardEngine;
+  /** The identical tool-call repetition breaker. */
+  readonly repetition: RepetitionEngine;
   /** The resolved options. */
   readonly options: ResolvedGuardOptions;
   private readonly _profile: WireProfile;
@@ -45,7 +49,7 @@ export class RepeatedToolFailureGuard {
   constructor(options: RepeatedToolFailureGuardOptions = {}) {
     this.options = resolveOptions(options);
     const o = this.options;
-    this._active = o.mode !== 'off';
+    this._active = o.mode !== 'off' || o.repetitionMode !== 'off';
     this.engine = new GuardEngine({
       mode: o.mode,
       offMessageTypes: o.offMessageTypes,
@@ -56,19 +60,26 @@ export class RepeatedToolFailureGuard {
       now: o.clock,
       reportError: (err) => globalErrorHandler(err as Error),
     });
-    this.engine.addListener(
-      new GuardTelemetry({ namespace: o.namespace, meterProvider: o.meterProvider, loggerProvider: o.loggerProvider }),
-    );
+    this.repetition = new RepetitionEngine({
+      mode: o.repetitionMode,
+      config: o.repetition,
+      maxSessions: o.maxOpenPrompts,
+      now: o.clock,
+      reportError: (err) => globalErrorHandler(err as Error),
+    });
+    const telemetry = new GuardTelemetry({ namespace: o.namespace, meterProvider: o.meterProvider, loggerProvider: o.loggerProvider });
+    this.engine.addListener(telemetry);
+    this.repetition.addListener(telemetry);
     this._profile =
       o.profile === 'qwen-code'
-        ? new QwenCodeProfile(this.engine)
+        ? new QwenCodeProfile(this.engine, this.repetition)
         : o.profile === 'batch-span'
           ? new BatchSpanProfile(this.engine, o.batchSpan)
-          : o.profile(this.engine);
+          : o.profile(this.engine, this.repetition);
     this._shutdownOnce = new BindOnceFuture(this._shutdown, this);
     this.spanProcessor = new RepeatedToolFailureGuardSpanProcessor(this);
     this.logRecordProcessor = new RepeatedToolFailureGuardLogRecordProcessor(this);
-    this.control = new GuardControl(this.engine, () => this._shutdownOnce.isCalled);
+    this.control = new GuardControl(this.engine, this.repetition, () => this._shutdownOnce.isCalled);
     if (this._active && o.sweepIntervalMillis > 0) {
       this._timer = setInterval(() => this.sweep(), o.sweepIntervalMillis);
       this._timer.unref?.();
@@ -80,9 +91,10 @@ export class RepeatedToolFailureGuard {
     return this.options.mode;
   }
 
-  /** Add a listener for every reduced batch (used by replay and serve). */
-  addListener(listener: EngineListener): void {
+  /** Add a listener for every reduced batch and every reported repetition decision (replay, serve). */
+  addListener(listener: EngineListener & RepetitionListener): void {
     this.engine.addListener(listener);
+    this.repetition.addListener(listener);
   }
 
   /** Evict idle prompts now. Never throws. */

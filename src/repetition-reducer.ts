@@ -452,20 +452,3 @@ function decide(
   }
   return { decision: 'tracked', action: NO_ACTION, latch: false };
 }
-
-/** Bucket label of a run length, for low-cardinality metric attributes. */
-export type RunLengthBucket = '0' | '1-2' | '3-4' | '5-7' | '8+';
-
-/**
- * Buckets a run length (in calls) into the labels the failure guard uses.
- *
- * @param n - Run length; values below `1` (and `NaN`) map to `'0'`, fractions round down.
- * @returns `'0'`, `'1-2'`, `'3-4'`, `'5-7'` or `'8+'`.
- */
-export function runLengthBucket(n: number): RunLengthBucket {
-  if (!(n >= 1)) return '0';
-  if (n < 3) return '1-2';
-  if (n < 5) return '3-4';
-  if (n < 8) return '5-7';
-  return '8+';
-}

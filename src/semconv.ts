@@ -83,6 +83,18 @@ export const GUARD_EVENT_SUFFIX = 'repeated_tool_failure_guard';
 export const GUARD_METRIC_SUFFIX = 'repeated_tool_failure_guard.count';
 /** Metric name suffix of the eviction counter: `<ns>.repeated_tool_failure_guard.evicted_prompts`. */
 export const GUARD_EVICTION_METRIC_SUFFIX = 'repeated_tool_failure_guard.evicted_prompts';
+/** Event name suffix of the repetition breaker's diagnostic log: `<ns>.tool_call_repetition_guard`. */
+export const REPETITION_EVENT_SUFFIX = 'tool_call_repetition_guard';
+/** Metric name suffix of the repetition breaker's counter: `<ns>.tool_call_repetition_guard.count`. */
+export const REPETITION_METRIC_SUFFIX = 'tool_call_repetition_guard.count';
+/** Loop type of the repetition breaker's abort (in-tree LoopType). §4 */
+export const LOOP_TYPE_CONSECUTIVE_IDENTICAL_TOOL_CALLS = 'consecutive_identical_tool_calls';
+/** Run-length bucket label of the repetition breaker (`0|1-2|3-4|5-7|8+`). */
+export const ATTR_RUN_LENGTH_BUCKET = 'run_length_bucket';
+/** Tool arguments on `tool_call` logs (JSON text). Read and hashed in memory only. §2.1 */
+export const ATTR_FUNCTION_ARGS = 'function_args';
+/** Tool arguments on tool spans when the host records sensitive span attributes. §1.2 */
+export const ATTR_GEN_AI_TOOL_CALL_ARGUMENTS = 'gen_ai.tool.call.arguments';
 /** Loop type of the guard's stop. §4 */
 export const LOOP_TYPE_REPEATED_TOOL_EXECUTION_FAILURE = 'repeated_tool_execution_failure';
 /**

@@ -8,6 +8,7 @@
 import type { HrTime, SpanContext } from '@opentelemetry/api';
 import type { AnyValue } from '@opentelemetry/api-logs';
 import type { GuardEngine } from './guard-engine.js';
+import type { RepetitionEngine } from './repetition-engine.js';
 
 /** The part of a span a profile reads. The SDK's `Span` and `ReadableSpan` both satisfy it. */
 export interface SpanView {
@@ -37,8 +38,8 @@ export interface WireProfile {
   onLogRecord(record: LogRecordView): void;
 }
 
-/** Builds a profile bound to an engine. */
-export type WireProfileFactory = (engine: GuardEngine) => WireProfile;
+/** Builds a profile bound to the failure guard's engine and the repetition breaker. */
+export type WireProfileFactory = (engine: GuardEngine, repetition: RepetitionEngine) => WireProfile;
 
 /** Milliseconds since the epoch of an `HrTime`. */
 export function hrTimeToMillis(t: HrTime | undefined): number {

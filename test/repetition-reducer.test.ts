@@ -7,7 +7,6 @@ import {
   REPETITION_WARNING_TEXT,
   reduceRepetition,
   resolveRepetitionConfig,
-  runLengthBucket,
 } from '../src/repetition-reducer.js';
 import type {
   RepetitionConfig,
@@ -226,14 +225,6 @@ describe('resolveRepetitionConfig', () => {
   });
 });
 
-describe('runLengthBucket', () => {
-  it.each<[number, ReturnType<typeof runLengthBucket>]>([
-    [0, '0'], [-1, '0'], [Number.NaN, '0'], [1, '1-2'], [2, '1-2'], [3, '3-4'], [4, '3-4'],
-    [5, '5-7'], [7, '5-7'], [8, '8+'], [30, '8+'],
-  ])('%d -> %s', (n, bucket) => {
-    expect(runLengthBucket(n)).toBe(bucket);
-  });
-});
 
 describe('texts', () => {
   it.each([REPETITION_WARNING_TEXT, REPETITION_ABORT_TEXT])('%s is fixed and tool-agnostic', (text) => {

@@ -3,6 +3,7 @@
  */
 import { batchCountBucket, failureCountBucket } from '../buckets.js';
 import type { BatchDecision } from '../guard-engine.js';
+import type { RepetitionDecisionRecord } from '../repetition-engine.js';
 import type { InvariantResult } from '../replay/audit.js';
 import type { ComparisonResult } from '../replay/compare.js';
 
@@ -134,4 +135,17 @@ export function renderInvariants(results: readonly InvariantResult[]): string[] 
     if (r.violations.length > 10) lines.push(`            ... ${r.violations.length - 10} more`);
   }
   return lines;
+}
+
+/** Lines of the identical tool-call repetition breaker: its reported decisions per prompt, and a count. */
+export function renderRepetition(records: readonly RepetitionDecisionRecord[]): string[] {
+  const counts: Record<string, number> = {};
+  const lines: string[] = [];
+  for (const r of records) {
+    counts[r.outcome.decision] = (counts[r.outcome.decision] ?? 0) + 1;
+    lines.push(
+      `  ${r.promptId}: ${r.outcome.decision} (${r.outcome.phaseBefore} -> ${r.outcome.phaseAfter}, run ${failureCountBucket(r.outcome.runLength)})`,
+    );
+  }
+  return [`identical-call repetition guard: ${Object.keys(counts).length > 0 ? Object.entries(counts).map(([k, v]) => `${k} ${v}`).join(', ') : 'no warn or abort'}`, ...lines];
 }

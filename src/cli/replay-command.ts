@@ -10,7 +10,7 @@ import { emptyRecordBatch } from '../replay/records.js';
 import { replayRecords } from '../replay/replay.js';
 import { parseTelemetryText, TelemetryParseError } from '../replay/telemetry-file.js';
 import type { GuardMode } from '../types.js';
-import { decisionLine, renderComparison, renderInvariants, renderSummary, renderTimeline, summarise } from './format.js';
+import { decisionLine, renderComparison, renderInvariants, renderRepetition, renderSummary, renderTimeline, summarise } from './format.js';
 
 /** Options of {@link runReplay}. */
 export interface ReplayCommandOptions {
@@ -64,6 +64,7 @@ export async function runReplay(files: readonly string[], options: ReplayCommand
   const summary = summarise(result.decisions);
   const report: string[] = [
     ...renderSummary(summary, result.spanCount, result.logCount),
+    ...renderRepetition(result.repetition),
     ...(comparison === undefined ? [] : renderComparison(comparison)),
     ...renderInvariants(invariants),
   ];

@@ -12,13 +12,17 @@
  * of scope (design non-goals) and ignored.
  */
 import type { GuardEngine } from '../guard-engine.js';
+import type { RepetitionEngine } from '../repetition-engine.js';
+import type { GuardRoute } from '../semconv.js';
 import type { CallFacts } from '../internal-types.js';
 import {
   ATTR_CALL_ID,
   ATTR_ERROR_TYPE,
   ATTR_EVENT_NAME,
   ATTR_EXECUTION_STATUS,
+  ATTR_FUNCTION_ARGS,
   ATTR_FUNCTION_NAME,
+  ATTR_GEN_AI_TOOL_CALL_ARGUMENTS,
   ATTR_GEN_AI_TOOL_NAME,
   ATTR_LLM_REQUEST_CONTEXT,
   ATTR_LOOP_TYPE,
@@ -56,13 +60,20 @@ function toolType(v: unknown): ToolType | undefined {
 export class QwenCodeProfile implements WireProfile {
   readonly name = 'qwen-code';
   private readonly _engine: GuardEngine;
+  private readonly _repetition: RepetitionEngine | undefined;
+  private readonly _messageTypes = new BoundedMap<string, string>(TRACKED);
   private readonly _traceToPrompt = new BoundedMap<string, string>(TRACKED);
   private _sawLlmRequestSpan = false;
   private readonly _outOfScopeSpans = new BoundedSet<string>(TRACKED);
   private readonly _outOfScopeCalls = new BoundedSet<string>(TRACKED);
 
-  constructor(engine: GuardEngine) {
+  /**
+   * @param engine - the failure guard's engine
+   * @param repetition - the identical-call breaker, fed from `function_args` / `gen_ai.tool.call.arguments`
+   */
+  constructor(engine: GuardEngine, repetition?: RepetitionEngine) {
     this._engine = engine;
+    this._repetition = repetition;
   }
 
   onSpanStart(span: SpanView): void {
@@ -138,7 +149,9 @@ export class QwenCodeProfile implements WireProfile {
     if (!starting) return promptId;
     const sessionId = stringAttr(attrs, ATTR_SESSION_ID);
     if (isInteraction) {
-      this._engine.observePrompt(promptId, { sessionId, messageType: stringAttr(attrs, ATTR_QWEN_MESSAGE_TYPE), foreground: true });
+      const messageType = stringAttr(attrs, ATTR_QWEN_MESSAGE_TYPE);
+      if (messageType !== undefined) this._messageTypes.set(promptId, messageType);
+      this._engine.observePrompt(promptId, { sessionId, messageType, foreground: true });
       return promptId;
     }
     this._sawLlmRequestSpan = true;
@@ -178,6 +191,37 @@ export class QwenCodeProfile implements WireProfile {
       facts,
       timeMillis,
     });
+    if (isTool && edge === 'closed') {
+      const args = attrs[ATTR_GEN_AI_TOOL_CALL_ARGUMENTS];
+      if (typeof args === 'string' && facts.toolName !== undefined) {
+        this._observeRepetition(promptId, callId, facts.toolName, args, undefined, stringAttr(attrs, ATTR_SESSION_ID));
+      }
+    }
+  }
+
+  /** Hand one call's arguments to the repetition breaker, which hashes them and drops them. */
+  private _observeRepetition(
+    promptId: string,
+    callId: string,
+    toolName: string,
+    args: string,
+    toolType: ToolType | undefined,
+    sessionId: string | undefined,
+  ): void {
+    if (this._repetition === undefined) return;
+    const messageType = this._messageTypes.get(promptId);
+    const route: GuardRoute = messageType === 'userQuery' ? 'headless' : 'acp_foreground';
+    this._repetition.observeCall({
+      sessionId,
+      promptId,
+      callId,
+      toolName,
+      args,
+      argsAreJsonText: true,
+      toolType,
+      userPrompt: messageType === undefined || messageType === 'acp_prompt' || messageType === 'userQuery',
+      route,
+    });
   }
 
   private _toolCallLog(record: LogRecordView): void {
@@ -194,7 +238,13 @@ export class QwenCodeProfile implements WireProfile {
       return;
     }
     this._remember(record.spanContext?.traceId, promptId);
-    this._engine.observePrompt(promptId, { sessionId: stringAttr(attrs, ATTR_SESSION_ID) });
+    const sessionId = stringAttr(attrs, ATTR_SESSION_ID);
+    this._engine.observePrompt(promptId, { sessionId });
+    const name = stringAttr(attrs, ATTR_FUNCTION_NAME);
+    const args = attrs[ATTR_FUNCTION_ARGS];
+    if (typeof args === 'string' && name !== undefined) {
+      this._observeRepetition(promptId, callId, name, args, toolType(attrs[ATTR_TOOL_TYPE]), sessionId);
+    }
     this._engine.updateCall({
       promptId,
       callId,

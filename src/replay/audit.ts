@@ -37,6 +37,7 @@ export const ALLOWED_GUARD_LOG_KEYS: ReadonlySet<string> = new Set([
   'tool_type',
   'loop_type',
   'session.id',
+  'run_length_bucket',
 ]);
 
 /** Metric label keys the guard may emit: no prompt id, ordinal or error type. */
@@ -53,6 +54,7 @@ export const ALLOWED_GUARD_METRIC_KEYS: ReadonlySet<string> = new Set([
   'execution_status',
   'tool_type',
   'reason',
+  'run_length_bucket',
 ]);
 
 /** Attributes of the input that hold arguments, results, prompts or raw error text (wire reference §1.2, §2.1, §2.3). */

@@ -9,6 +9,7 @@ import type { SdkLogRecord } from '@opentelemetry/sdk-logs';
 import type { ReadableSpan, Span } from '@opentelemetry/sdk-trace-base';
 import type { WireProfileName } from '../config.js';
 import type { BatchDecision } from '../guard-engine.js';
+import type { RepetitionDecisionRecord } from '../repetition-engine.js';
 import { RepeatedToolFailureGuard } from '../repeated-tool-failure-guard.js';
 import type { BatchSpanProfileOptions } from '../profiles/batch-span-profile.js';
 import { hrTimeToMillis } from '../wire-profile.js';
@@ -45,6 +46,8 @@ export interface EmittedGuardRecord {
 export interface ReplayResult {
   /** Every reduced batch in decision order, including decision `none`. */
   readonly decisions: readonly BatchDecision[];
+  /** Reported decisions of the identical tool-call repetition breaker (warn, abort, end of a warned run). */
+  readonly repetition: readonly RepetitionDecisionRecord[];
   /** The in-tree guard's own events found in the input. */
   readonly inTree: readonly InTreeGuardEvent[];
   /** What the guard emitted (logs and metric data points). */
@@ -98,7 +101,8 @@ export async function replayRecords(records: RecordBatch, options: ReplayOptions
     loggerProvider,
   });
   const decisions: BatchDecision[] = [];
-  guard.addListener({ onDecision: (d) => decisions.push(d) });
+  const repetition: RepetitionDecisionRecord[] = [];
+  guard.addListener({ onDecision: (d) => decisions.push(d), onRepetitionDecision: (r) => repetition.push(r) });
   if (options.mode === undefined) {
     for (const e of inTree) if (e.mode !== undefined) guard.engine.setPromptMode(e.promptId, e.mode);
   }
@@ -140,5 +144,5 @@ export async function replayRecords(records: RecordBatch, options: ReplayOptions
   }
   await meterProvider.shutdown();
   await loggerProvider.shutdown();
-  return { decisions, inTree, emitted, spanCount: records.spans.length, logCount: records.logs.length, lateRecords };
+  return { decisions, repetition, inTree, emitted, spanCount: records.spans.length, logCount: records.logs.length, lateRecords };
 }

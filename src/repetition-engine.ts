@@ -1,0 +1,197 @@
+/**
+ * The identical tool-call repetition breaker's shell: per-session state, fingerprints computed in
+ * memory and dropped at once, and decisions reported to listeners. Arguments and fingerprints never
+ * leave this module.
+ */
+import { argumentsFingerprint, parseArgumentsJson } from './canonical-json.js';
+import { INITIAL_REPETITION_STATE, reduceRepetition } from './repetition-reducer.js';
+import type { RepetitionAction, RepetitionConfig, RepetitionOutcome, RepetitionState } from './repetition-reducer.js';
+import type { GuardRoute } from './semconv.js';
+import type { GuardMode, ToolType } from './types.js';
+
+/** One repetition decision (never `none`), reported to listeners. Holds no argument and no fingerprint. */
+export interface RepetitionDecisionRecord {
+  readonly sessionKey: string;
+  readonly promptId: string;
+  readonly mode: GuardMode;
+  readonly route: GuardRoute;
+  readonly toolType: ToolType | undefined;
+  readonly outcome: RepetitionOutcome;
+  /** Where the call came from: the Session's hook, or telemetry. */
+  readonly source: 'control_hook' | 'telemetry';
+  readonly decidedAtMillis: number;
+  readonly sessionId: string | undefined;
+}
+
+/** Receives repetition decisions. */
+export interface RepetitionListener {
+  onRepetitionDecision?(record: RepetitionDecisionRecord): void;
+}
+
+/** Settings of {@link RepetitionEngine}. */
+export interface RepetitionEngineSettings {
+  readonly mode: GuardMode;
+  readonly config: RepetitionConfig;
+  readonly maxSessions: number;
+  readonly now: () => number;
+  readonly reportError: (err: unknown) => void;
+}
+
+/** One tool call as seen by the breaker. */
+export interface RepetitionCall {
+  /** `session.id`; falls back to the prompt id's session part. */
+  readonly sessionId: string | undefined;
+  readonly promptId: string;
+  /** Call id, to count a call seen on both a span and a log once. */
+  readonly callId: string | undefined;
+  readonly toolName: string;
+  /** Parsed arguments, or the raw `function_args` JSON text. */
+  readonly args: unknown;
+  readonly argsAreJsonText: boolean;
+  readonly toolType: ToolType | undefined;
+  /** False for prompts known to be injected (cron, notifications): they do not reset the run. */
+  readonly userPrompt: boolean;
+  readonly route: GuardRoute;
+}
+
+interface SessionEntry {
+  state: RepetitionState;
+  promptId: string | undefined;
+  hookDriven: boolean;
+  readonly seenCalls: Set<string>;
+}
+
+const NO_ACTION: RepetitionAction = { type: 'none' };
+const MAX_SEEN_CALLS = 1024;
+
+/** Session key of a call: `session.id`, else the part of a qwen-code prompt id before `########`. */
+export function sessionKeyOf(sessionId: string | undefined, promptId: string): string {
+  if (sessionId !== undefined && sessionId !== '') return sessionId;
+  const i = promptId.indexOf('########');
+  return i > 0 ? promptId.slice(0, i) : promptId;
+}
+
+/** Whether a decision is reported as telemetry: the warn/abort transitions and the end of a warned run. */
+export function isReportedRepetitionDecision(o: RepetitionOutcome): boolean {
+  switch (o.decision) {
+    case 'would_warn':
+    case 'warned':
+    case 'would_abort':
+    case 'aborted':
+      return true;
+    case 'reset':
+      return o.phaseBefore === 'warned';
+    case 'none':
+    case 'tracked':
+      return false;
+    default: {
+      const _exhaustive: never = o.decision;
+      return _exhaustive;
+    }
+  }
+}
+
+/** The repetition breaker's per-session shell. */
+export class RepetitionEngine {
+  private readonly _settings: RepetitionEngineSettings;
+  private readonly _sessions = new Map<string, SessionEntry>();
+  private readonly _listeners: RepetitionListener[] = [];
+  private _uncomparable = 0;
+
+  constructor(settings: RepetitionEngineSettings) {
+    this._settings = settings;
+  }
+
+  /** Whether the breaker runs at all. */
+  get active(): boolean {
+    return this._settings.mode !== 'off' && this._settings.config.enabled;
+  }
+
+  addListener(listener: RepetitionListener): void {
+    this._listeners.push(listener);
+  }
+
+  /** A call seen in telemetry; ignored for sessions whose Session calls the hook. */
+  observeCall(call: RepetitionCall): void {
+    if (!this.active) return;
+    const entry = this._entry(sessionKeyOf(call.sessionId, call.promptId));
+    if (entry.hookDriven) return;
+    this._reduce(entry, call, 'telemetry');
+  }
+
+  /** The Session's pre-execution hook: decide for this call before it runs. */
+  beforeToolCall(call: RepetitionCall): RepetitionAction {
+    if (!this.active) return NO_ACTION;
+    const entry = this._entry(sessionKeyOf(call.sessionId, call.promptId));
+    entry.hookDriven = true;
+    const outcome = this._reduce(entry, call, 'control_hook');
+    if (outcome === undefined || this._settings.mode === 'shadow') return NO_ACTION;
+    return outcome.action;
+  }
+
+  private _entry(key: string): SessionEntry {
+    let entry = this._sessions.get(key);
+    if (entry === undefined) {
+      while (this._sessions.size >= this._settings.maxSessions) {
+        this._sessions.delete(this._sessions.keys().next().value as string);
+      }
+      entry = { state: INITIAL_REPETITION_STATE, promptId: undefined, hookDriven: false, seenCalls: new Set() };
+      this._sessions.set(key, entry);
+    }
+    return entry;
+  }
+
+  private _reduce(entry: SessionEntry, call: RepetitionCall, source: RepetitionDecisionRecord['source']): RepetitionOutcome | undefined {
+    const key = sessionKeyOf(call.sessionId, call.promptId);
+    if (call.callId !== undefined) {
+      if (entry.seenCalls.has(call.callId)) return undefined;
+      if (entry.seenCalls.size >= MAX_SEEN_CALLS) entry.seenCalls.delete(entry.seenCalls.values().next().value as string);
+      entry.seenCalls.add(call.callId);
+    }
+    const { mode, config } = this._settings;
+    if (entry.promptId !== call.promptId) {
+      entry.promptId = call.promptId;
+      const [next, outcome] = reduceRepetition(entry.state, { type: call.userPrompt ? 'user_prompt' : 'injected_message' }, mode, config);
+      entry.state = next;
+      this._report(key, call, outcome, source);
+    }
+    let fingerprint: string;
+    if (call.argsAreJsonText && typeof call.args === 'string') {
+      const parsed = parseArgumentsJson(call.args);
+      fingerprint = argumentsFingerprint(call.toolName, parsed.ok ? parsed.value : { raw: call.args });
+    } else {
+      try {
+        fingerprint = argumentsFingerprint(call.toolName, call.args);
+      } catch {
+        // Unserialisable arguments (a cycle) cannot be compared: the call counts as distinct.
+        fingerprint = argumentsFingerprint(call.toolName, { uncomparable: ++this._uncomparable });
+      }
+    }
+    const [next, outcome] = reduceRepetition(entry.state, { type: 'tool_call', fingerprint, toolType: call.toolType }, mode, config);
+    entry.state = next;
+    this._report(key, call, outcome, source);
+    return outcome;
+  }
+
+  private _report(sessionKey: string, call: RepetitionCall, outcome: RepetitionOutcome, source: RepetitionDecisionRecord['source']): void {
+    if (!isReportedRepetitionDecision(outcome)) return;
+    const record: RepetitionDecisionRecord = {
+      sessionKey,
+      promptId: call.promptId,
+      mode: this._settings.mode,
+      route: call.route,
+      toolType: call.toolType,
+      outcome,
+      source,
+      decidedAtMillis: this._settings.now(),
+      sessionId: call.sessionId,
+    };
+    for (const l of this._listeners) {
+      try {
+        l.onRepetitionDecision?.(record);
+      } catch (err) {
+        this._settings.reportError(err);
+      }
+    }
+  }
+}
