@@ -4,7 +4,6 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/e2e/**/*.e2e.test.ts'],
-    env: { GUARD_COLLECTOR_E2E: '1' },
     fileParallelism: false,
     testTimeout: 600_000,
     hookTimeout: 600_000,

@@ -182,6 +182,14 @@ export class GuardEngine {
     if (entry !== undefined && !this._channelPrompts.has(promptId)) entry.mode = mode;
   }
 
+  /**
+   * Whether a prompt is forced `off` whatever the mode: a channel prompt, or one whose
+   * `qwen-code.message_type` is in `offMessageTypes`.
+   */
+  isForcedOff(promptId: string, messageType: string | undefined): boolean {
+    return this._channelPrompts.has(promptId) || (messageType !== undefined && this._settings.offMessageTypes.includes(messageType));
+  }
+
   /** Mark a prompt as a channel prompt: forced `off` (design "Scope and enforcement modes"). */
   markChannelPrompt(promptId: string): void {
     this._channelPrompts.add(promptId);

@@ -64,6 +64,7 @@ export class RepeatedToolFailureGuard {
       mode: o.repetitionMode,
       config: o.repetition,
       maxSessions: o.maxOpenPrompts,
+      telemetryCanAct: !o.controlHookRequired,
       now: o.clock,
       reportError: (err) => globalErrorHandler(err as Error),
     });

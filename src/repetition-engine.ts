@@ -33,6 +33,13 @@ export interface RepetitionEngineSettings {
   readonly mode: GuardMode;
   readonly config: RepetitionConfig;
   readonly maxSessions: number;
+  /**
+   * Whether a call seen only in telemetry may be reported as acted on (`warned`, `aborted`). In
+   * process this is false: without the Session's `beforeToolCall` nothing was warned or blocked,
+   * so telemetry-only calls are reduced in `shadow` (`would_warn`, `would_abort`). Replay and serve
+   * set it true to show what the configured mode would do.
+   */
+  readonly telemetryCanAct: boolean;
   readonly now: () => number;
   readonly reportError: (err: unknown) => void;
 }
@@ -148,12 +155,13 @@ export class RepetitionEngine {
       if (entry.seenCalls.size >= MAX_SEEN_CALLS) entry.seenCalls.delete(entry.seenCalls.values().next().value as string);
       entry.seenCalls.add(call.callId);
     }
-    const { mode, config } = this._settings;
+    const { config } = this._settings;
+    const mode: GuardMode = source === 'telemetry' && !this._settings.telemetryCanAct ? 'shadow' : this._settings.mode;
     if (entry.promptId !== call.promptId) {
       entry.promptId = call.promptId;
       const [next, outcome] = reduceRepetition(entry.state, { type: call.userPrompt ? 'user_prompt' : 'injected_message' }, mode, config);
       entry.state = next;
-      this._report(key, call, outcome, source);
+      this._report(key, call, outcome, source, mode);
     }
     let fingerprint: string;
     if (call.argsAreJsonText && typeof call.args === 'string') {
@@ -169,16 +177,22 @@ export class RepetitionEngine {
     }
     const [next, outcome] = reduceRepetition(entry.state, { type: 'tool_call', fingerprint, toolType: call.toolType }, mode, config);
     entry.state = next;
-    this._report(key, call, outcome, source);
+    this._report(key, call, outcome, source, mode);
     return outcome;
   }
 
-  private _report(sessionKey: string, call: RepetitionCall, outcome: RepetitionOutcome, source: RepetitionDecisionRecord['source']): void {
+  private _report(
+    sessionKey: string,
+    call: RepetitionCall,
+    outcome: RepetitionOutcome,
+    source: RepetitionDecisionRecord['source'],
+    mode: GuardMode,
+  ): void {
     if (!isReportedRepetitionDecision(outcome)) return;
     const record: RepetitionDecisionRecord = {
       sessionKey,
       promptId: call.promptId,
-      mode: this._settings.mode,
+      mode,
       route: call.route,
       toolType: call.toolType,
       outcome,

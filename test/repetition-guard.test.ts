@@ -37,16 +37,28 @@ describe('identical tool-call repetition breaker, from telemetry (no Session cod
     await s.shutdown();
   });
 
-  it('enforce from telemetry reports warned and aborted with the in-tree loop type, but cannot act without the hook', async () => {
+  it('enforce without the Session hook cannot act: telemetry-only calls are reported as would_warn / would_abort, no loop event', async () => {
     const s = setup({ mode: 'enforce' });
     s.agent.startPrompt(P);
     identicalSuccesses(s, 6);
-    const events = repetitionEvents(s);
-    expect(events.map((e) => e.attributes.decision)).toEqual(['warned', 'aborted']);
-    const loops = s.loopEvents();
+    expect(repetitionEvents(s).map((e) => [e.attributes.decision, e.attributes.mode])).toEqual([
+      ['would_warn', 'shadow'],
+      ['would_abort', 'shadow'],
+    ]);
+    expect(s.loopEvents()).toHaveLength(0);
+    await s.shutdown();
+  });
+
+  it('replay in enforce shows what enforce would do, with the in-tree loop type on the abort', async () => {
+    const records = loadFixture('headless-yolo');
+    for (const l of records.logs) {
+      if (l.attributes['event.name'] === 'qwen-code.tool_call') (l.attributes as Record<string, unknown>).function_args = pretty({ file_path: '/same.txt' });
+    }
+    const r = await replayRecords(records, { mode: 'enforce' });
+    expect(r.repetition.map((d) => d.outcome.decision)).toEqual(['warned', 'aborted']);
+    const loops = r.emitted.filter((e) => e.name === 'loop_detected');
     expect(loops.map((l) => l.attributes.loop_type)).toEqual(['consecutive_identical_tool_calls']);
     expect(loops[0]?.attributes['qwen-code.rum.exclude']).toBeUndefined();
-    await s.shutdown();
   });
 
   it.each([
@@ -63,15 +75,15 @@ describe('identical tool-call repetition breaker, from telemetry (no Session cod
     await s.shutdown();
   });
 
-  it('a new user prompt resets the run; an injected (cron) prompt does not', async () => {
+  it('a new user prompt resets the run; a prompt the agent injected (e.g. a notification turn) does not', async () => {
     const s = setup();
     s.agent.startPrompt(P);
     identicalSuccesses(s, 2);
     s.agent.endPrompt(P);
-    const cron = 'sess-1########2';
-    s.agent.startPrompt(cron, 'cron');
-    identicalSuccesses(s, 1, cron);
-    s.agent.endPrompt(cron);
+    const injected = 'sess-1########2';
+    s.agent.startPrompt(injected, 'notification');
+    identicalSuccesses(s, 1, injected);
+    s.agent.endPrompt(injected);
     expect(repetitionEvents(s).map((e) => e.attributes.decision)).toEqual(['would_warn']);
     const next = 'sess-1########3';
     s.agent.startPrompt(next);
@@ -79,6 +91,15 @@ describe('identical tool-call repetition breaker, from telemetry (no Session cod
     s.agent.endPrompt(next);
     // the user prompt ended the warned run (reported) and restarted counting at 1
     expect(repetitionEvents(s).map((e) => e.attributes.decision)).toEqual(['would_warn', 'reset']);
+    await s.shutdown();
+  });
+
+  it('cron prompts (forced off) are not counted at all', async () => {
+    const s = setup();
+    s.agent.startPrompt(P, 'cron');
+    identicalSuccesses(s, 10, P);
+    s.agent.endPrompt(P);
+    expect(repetitionEvents(s)).toHaveLength(0);
     await s.shutdown();
   });
 

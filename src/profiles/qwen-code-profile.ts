@@ -210,6 +210,7 @@ export class QwenCodeProfile implements WireProfile {
   ): void {
     if (this._repetition === undefined) return;
     const messageType = this._messageTypes.get(promptId);
+    if (this._engine.isForcedOff(promptId, messageType)) return;
     const route: GuardRoute = messageType === 'userQuery' ? 'headless' : 'acp_foreground';
     this._repetition.observeCall({
       sessionId,

@@ -2,8 +2,8 @@
  * End-to-end check of collector-config/otelcol.yaml: the operator pipelines keep everything,
  * the RUM pipelines drop the guard's telemetry and strip sensitive fields.
  *
- * Runs only under vitest.e2e.config.ts (which sets GUARD_COLLECTOR_E2E=1), because the first
- * collector build needs Go and takes minutes.
+ * Runs under vitest.e2e.config.ts (`npm run test:e2e`); the default `npm test` excludes test/e2e/,
+ * because the first collector build needs Go and takes minutes.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -11,13 +11,14 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { collectorBinaryPath, ensureCollectorBuilt, readJsonLines, startCollector } from './collector-process.js';
+import { collectorBinaryPath, ensureCollectorBuilt, startCollector } from './collector-process.js';
+import { readOutputFiles, SIGNALS } from './otlp-files.js';
+import type { Item } from './otlp-files.js';
 
 const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const CONFIG_PATH = join(REPO_ROOT, 'collector-config', 'otelcol.yaml');
 const DATA_DIR = join(REPO_ROOT, 'test', 'e2e', 'data');
 
-const SIGNALS = ['traces', 'logs', 'metrics'] as const;
 const GUARD_SCOPE = 'repeated-tool-failure-guard';
 const GUARD_EVENT = 'qwen-code.repeated_tool_failure_guard';
 const GUARD_METRIC = 'qwen-code.repeated_tool_failure_guard.count';
@@ -41,22 +42,7 @@ const SENSITIVE_KEYS = [
   'exception.stacktrace',
 ];
 
-type Attributes = Record<string, unknown>;
-
-/** One span, span event, log record or metric data point, flattened out of OTLP/JSON. */
-interface Item {
-  kind: 'span' | 'spanEvent' | 'log' | 'dataPoint';
-  scope: string;
-  /** Span, event or metric name; the `event.name` attribute for logs. */
-  name: string;
-  attributes: Attributes;
-  resourceAttributes: Attributes;
-  body?: unknown;
-  statusCode?: unknown;
-  statusMessage?: unknown;
-}
-
-describe.runIf(process.env.GUARD_COLLECTOR_E2E === '1')('collector-config/otelcol.yaml', () => {
+describe('collector-config/otelcol.yaml', () => {
   const workDir = mkdtempSync(join(tmpdir(), 'guard-collector-e2e-'));
   const operatorDir = join(workDir, 'operator');
   const rumDir = join(workDir, 'rum');
@@ -103,11 +89,12 @@ describe.runIf(process.env.GUARD_COLLECTOR_E2E === '1')('collector-config/otelco
     }
     expect(collector.exitCode(), collector.output()).toBe(0);
     expect(collector.output()).not.toMatch(/panic|"level":"error"|\terror\t/);
-    const files = (dir: string): string[] => SIGNALS.map((signal) => join(dir, `${signal}.jsonl`));
-    operatorText = files(operatorDir).map((file) => readFileSync(file, 'utf8')).join('');
-    rumText = files(rumDir).map((file) => readFileSync(file, 'utf8')).join('');
-    operator = flatten(files(operatorDir).flatMap(readJsonLines));
-    rum = flatten(files(rumDir).flatMap(readJsonLines));
+    const operatorFiles = readOutputFiles(operatorDir);
+    const rumFiles = readOutputFiles(rumDir);
+    operatorText = operatorFiles.text;
+    rumText = rumFiles.text;
+    operator = operatorFiles.items;
+    rum = rumFiles.items;
     expect(operator.length).toBeGreaterThan(0);
     expect(rum.length).toBeGreaterThan(0);
   }, 60_000);
@@ -208,92 +195,3 @@ describe.runIf(process.env.GUARD_COLLECTOR_E2E === '1')('collector-config/otelco
     });
   });
 });
-
-/** Flattens OTLP/JSON export requests (as written by the file exporter) into items. */
-function flatten(lines: unknown[]): Item[] {
-  const items: Item[] = [];
-  for (const line of lines) {
-    const request = asRecord(line);
-    for (const resource of asArray(request['resourceSpans'])) {
-      const resourceAttributes = attributesOf(asRecord(resource)['resource']);
-      for (const scoped of asArray(asRecord(resource)['scopeSpans'])) {
-        const scope = scopeName(scoped);
-        for (const raw of asArray(asRecord(scoped)['spans'])) {
-          const span = asRecord(raw);
-          const status = asRecord(span['status']);
-          items.push({
-            kind: 'span',
-            scope,
-            name: String(span['name']),
-            attributes: attributesOf(span),
-            resourceAttributes,
-            statusCode: status['code'],
-            statusMessage: status['message'],
-          });
-          for (const event of asArray(span['events'])) {
-            const name = String(asRecord(event)['name']);
-            items.push({ kind: 'spanEvent', scope, name, attributes: attributesOf(event), resourceAttributes });
-          }
-        }
-      }
-    }
-    for (const resource of asArray(request['resourceLogs'])) {
-      const resourceAttributes = attributesOf(asRecord(resource)['resource']);
-      for (const scoped of asArray(asRecord(resource)['scopeLogs'])) {
-        const scope = scopeName(scoped);
-        for (const raw of asArray(asRecord(scoped)['logRecords'])) {
-          const attributes = attributesOf(raw);
-          const body = anyValue(asRecord(raw)['body']);
-          items.push({ kind: 'log', scope, name: String(attributes['event.name']), attributes, resourceAttributes, body });
-        }
-      }
-    }
-    for (const resource of asArray(request['resourceMetrics'])) {
-      const resourceAttributes = attributesOf(asRecord(resource)['resource']);
-      for (const scoped of asArray(asRecord(resource)['scopeMetrics'])) {
-        const scope = scopeName(scoped);
-        for (const raw of asArray(asRecord(scoped)['metrics'])) {
-          const metric = asRecord(raw);
-          const data = asRecord(metric['sum'] ?? metric['gauge'] ?? metric['histogram']);
-          for (const point of asArray(data['dataPoints'])) {
-            items.push({ kind: 'dataPoint', scope, name: String(metric['name']), attributes: attributesOf(point), resourceAttributes });
-          }
-        }
-      }
-    }
-  }
-  return items;
-}
-
-function scopeName(scoped: unknown): string {
-  return String(asRecord(asRecord(scoped)['scope'])['name'] ?? '');
-}
-
-function attributesOf(holder: unknown): Attributes {
-  const attributes: Attributes = {};
-  for (const entry of asArray(asRecord(holder)['attributes'])) {
-    const { key, value } = asRecord(entry);
-    attributes[String(key)] = anyValue(value);
-  }
-  return attributes;
-}
-
-/** Decodes an OTLP/JSON AnyValue; int64 values arrive as strings and are turned into numbers. */
-function anyValue(value: unknown): unknown {
-  const v = asRecord(value);
-  if ('stringValue' in v) return v['stringValue'];
-  if ('boolValue' in v) return v['boolValue'];
-  if ('intValue' in v) return Number(v['intValue']);
-  if ('doubleValue' in v) return v['doubleValue'];
-  if ('arrayValue' in v) return asArray(asRecord(v['arrayValue'])['values']).map(anyValue);
-  if ('kvlistValue' in v) return attributesOf({ attributes: asRecord(v['kvlistValue'])['values'] });
-  return undefined;
-}
-
-function asRecord(value: unknown): Record<string, unknown> {
-  return typeof value === 'object' && value !== null ? (value as Record<string, unknown>) : {};
-}
-
-function asArray(value: unknown): unknown[] {
-  return Array.isArray(value) ? (value as unknown[]) : [];
-}
