@@ -46,6 +46,9 @@ import { join } from 'node:path';
  * @property {string[]} callIds Tool-call ids returned.
  * @property {number} reminderCount Messages in the request that carry the in-tree guard's
  *   corrective reminder (warn / enforce effect).
+ * @property {number} reminderExact Occurrences of the reminder's full text (wire reference §5.4)
+ *   in the request's messages.
+ * @property {number} timeMillis `Date.now()` when the request arrived.
  */
 
 /**
@@ -95,6 +98,23 @@ export function classifyRequest(body) {
 
 /** A fixed phrase of the in-tree guard's reminder (wire reference §5.4). */
 const REMINDER_PHRASE = 'the same tool execution has failed repeatedly';
+
+/** The in-tree guard's full reminder text in 0.24.4 (`REPEATED_TOOL_FAILURE_REMINDER`, wire reference §5.4). */
+export const REMINDER_TEXT =
+  'System: the same tool execution has failed repeatedly for the same classified reason. ' +
+  'Do not repeat the same approach. Inspect the returned result, change the approach or required ' +
+  'preconditions, or explain the blocker.';
+
+/**
+ * Non-overlapping occurrences of `needle` in `text`.
+ * @param {string} text
+ * @param {string} needle
+ */
+function occurrences(text, needle) {
+  let n = 0;
+  for (let i = text.indexOf(needle); i >= 0; i = text.indexOf(needle, i + needle.length)) n++;
+  return n;
+}
 
 /**
  * Replaces `{name}` placeholders in every string of a JSON value.
@@ -236,6 +256,11 @@ export async function startFakeProvider(options) {
         callIds: calls.map((c) => c.id),
         reminderCount: messages.filter((/** @type {any} */ m) => textOf(m?.content).includes(REMINDER_PHRASE))
           .length,
+        reminderExact: messages.reduce(
+          (/** @type {number} */ n, /** @type {any} */ m) => n + occurrences(textOf(m?.content), REMINDER_TEXT),
+          0,
+        ),
+        timeMillis: Date.now(),
       });
       if (process.env.FAKE_PROVIDER_DUMP) {
         writeFileSync(

@@ -48,7 +48,18 @@ export const CLI_ENTRY = resolve(
  *   reminder copies seen in one request, the ACP stop reason or the prompt error's `data.code`,
  *   the headless exit code.
  * @property {ExpectedDecision[]} [expectedDecisions] Headless only: what the design's reducer must
- *   decide per batch.
+ *   decide per batch (`batch` is the `response_id` of the batch's `qwen-code.tool_call` logs).
+ * @property {number} [expectedReplayBatches] ACP: the batches our replay must see, when it differs
+ *   from the tool-call rounds the provider served (a batch the Session never gives to its guard).
+ * @property {string} [knownDifference] ACP: why our replay cannot agree with the in-tree guard
+ *   here. Then the run passes only if both sides decide exactly `expectedInTreeDecisions` and
+ *   `expectedReplayDecisions`, `replay --compare` reports `agreement: <expectedAgreement>` and
+ *   exits 1.
+ * @property {Partial<ExpectedDecision>[]} [expectedInTreeDecisions] Full in-tree decisions (no
+ *   `batch`, no `promptId`).
+ * @property {Partial<ExpectedDecision>[]} [expectedReplayDecisions] Full replay decisions (`batch`
+ *   is the replay's batch ordinal).
+ * @property {string} [expectedAgreement] `N/M`, as in `replay --compare`'s `agreement:` line.
  */
 
 /**
@@ -74,12 +85,27 @@ export const CLI_ENTRY = resolve(
  * @property {string | null} exitSignal
  * @property {boolean} forcedKill Whether the CLI had to be signalled.
  * @property {number} durationMillis
+ * @property {number | undefined} promptSettledMillis ACP: `Date.now()` when `session/prompt`
+ *   answered (or failed).
  */
 
 /** Bounds, in milliseconds. */
-const PROMPT_TIMEOUT_MILLIS = 60_000;
-const GRACEFUL_EXIT_MILLIS = 15_000;
-const TERM_GRACE_MILLIS = 5_000;
+const PROMPT_TIMEOUT_MILLIS = 40_000;
+const GRACEFUL_EXIT_MILLIS = 10_000;
+const TERM_GRACE_MILLIS = 3_000;
+
+/**
+ * Why the CLI under test cannot be run, or `undefined` when its entry file exists.
+ * @returns {string | undefined}
+ */
+export function missingCli() {
+  if (existsSync(CLI_ENTRY)) return undefined;
+  return process.env.QWEN_CODE_CLI
+    ? `conformance: QWEN_CODE_CLI=${process.env.QWEN_CODE_CLI} does not exist (it must name a qwen-code cli-entry.js)`
+    : `conformance: the qwen-code CLI is missing (${CLI_ENTRY}). It comes from the devDependency ` +
+        '"@qwen-code/qwen-code" (0.24.4): run `npm ci` (or `npm install`) first, or set ' +
+        'QWEN_CODE_CLI=/path/to/node_modules/@qwen-code/qwen-code/cli-entry.js';
+}
 
 /**
  * Reads and minimally validates a scenario file.
@@ -283,6 +309,8 @@ export async function runScenario(scenario, { outdir, log = () => {} }) {
   /** @type {import('./acp-client.mjs').AgentRequest[]} */
   let agentRequests = [];
   let forcedKill = false;
+  /** @type {number | undefined} */
+  let promptSettledMillis;
   try {
     if (scenario.transport === 'acp') {
       if (!child.stdin || !child.stdout) throw new Error('no stdio pipes');
@@ -296,6 +324,7 @@ export async function runScenario(scenario, { outdir, log = () => {} }) {
       } catch (err) {
         promptResult = { kind: 'failure', message: err instanceof Error ? err.message : String(err) };
       }
+      promptSettledMillis = Date.now();
       // Closing stdin lets `qwen --acp` shut down normally, which flushes the span batch.
       client.end();
       forcedKill = await endChild(child, GRACEFUL_EXIT_MILLIS);
@@ -334,6 +363,7 @@ export async function runScenario(scenario, { outdir, log = () => {} }) {
     exitSignal: child.signalCode,
     forcedKill,
     durationMillis: Date.now() - started,
+    promptSettledMillis,
   };
 }
 
@@ -352,9 +382,15 @@ export function reexecIsolated(timeoutMillis) {
   if (process.env[NETNS_MARKER] || process.platform !== 'linux' || process.env.CONFORMANCE_NO_NETNS) {
     return undefined;
   }
-  const probe = spawnSync('unshare', ['-rn', 'sh', '-c', 'ip link set lo up'], { timeout: 10_000 });
+  const probe = spawnSync('unshare', ['-rn', 'sh', '-c', 'ip link set lo up'], { timeout: 10_000, encoding: 'utf8' });
   if (probe.status !== 0) {
-    console.error('conformance: unshare -rn unavailable; running without network isolation');
+    const why = probe.error
+      ? probe.error.message
+      : (probe.stderr ?? '').trim().split('\n').at(-1) || `exit ${probe.status ?? probe.signal}`;
+    console.error(
+      `conformance: a loopback-only network namespace (unshare -rn + ip link set lo up) is not available (${why}); ` +
+        'falling back to the offline settings alone (set CONFORMANCE_NO_NETNS=1 to skip this probe)',
+    );
     return undefined;
   }
   const child = spawnSync(
@@ -389,7 +425,12 @@ if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.ur
     console.error('usage: node conformance/run-scenario.mjs <scenario.json> <outdir>');
     process.exit(2);
   }
-  const code = reexecIsolated(180_000);
+  const missing = missingCli();
+  if (missing) {
+    console.error(missing);
+    process.exit(1);
+  }
+  const code = reexecIsolated(120_000);
   if (code !== undefined) process.exit(code);
   const scenario = loadScenario(file);
   const run = await runScenario(scenario, {
