@@ -44,6 +44,8 @@ export type EvictionReason = 'capacity' | 'idle';
 export interface EngineListener {
   onDecision?(decision: BatchDecision): void;
   onEviction?(promptId: string, reason: EvictionReason): void;
+  /** The prompt's final batch ended the turn before the guard would run on it (not judged). */
+  onUnjudgedBatch?(promptId: string, reason: 'turn_cancelled' | 'cancelled_call' | 'other_loop_stop'): void;
 }
 
 /** Limits and policy of the engine. All fields are required here; defaults live in `config.ts`. */
@@ -288,12 +290,26 @@ export class GuardEngine {
     if (entry === undefined) return;
     entry.lastSeenMillis = this._settings.now();
     const open = entry.open;
-    const endsTurn =
-      turnCancelled ||
-      entry.stoppedByOther ||
-      (open !== undefined && [...open.calls.values()].some((c) => c.facts.terminalStatus === 'cancelled'));
-    if (endsTurn) entry.open = undefined;
-    else this._closeOpen(entry, false);
+    const unjudged =
+      open === undefined || open.calls.size === 0 || entry.mode === 'off' || !entry.foreground
+        ? undefined
+        : turnCancelled
+          ? 'turn_cancelled'
+          : entry.stoppedByOther
+            ? 'other_loop_stop'
+            : [...open.calls.values()].some((c) => c.facts.terminalStatus === 'cancelled')
+              ? 'cancelled_call'
+              : undefined;
+    if (unjudged !== undefined) {
+      entry.open = undefined;
+      for (const l of this._listeners) {
+        try {
+          l.onUnjudgedBatch?.(promptId, unjudged);
+        } catch (err) {
+          this._settings.reportError(err);
+        }
+      }
+    } else this._closeOpen(entry, false);
     this._reducePending(entry, this._noHookDrain(entry), 'assumed');
     this._forget(entry);
   }

@@ -175,11 +175,14 @@ describe('qwen-code profile, in-process with a real SDK', () => {
 
   it('a final batch that holds a cancelled call (the turn ended on a permission cancel) is not reduced', async () => {
     const s = setup();
+    const unjudged: string[] = [];
+    s.guard.addListener({ onUnjudgedBatch: (_p, reason) => unjudged.push(reason) });
     s.agent.startPrompt(P);
     s.agent.batch(P, twoFailures());
     s.agent.batch(P, [{ name: 'write_file', status: 'cancelled', executionStatus: 'not_started' }]);
     s.agent.endPrompt(P);
     expect(decisionsOf(s)).toEqual(['tracked']);
+    expect(unjudged).toEqual(['cancelled_call']);
     await s.shutdown();
   });
 

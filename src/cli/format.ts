@@ -101,9 +101,15 @@ export function renderTimeline(decisions: readonly BatchDecision[]): string[] {
 }
 
 /** Summary lines. */
-export function renderSummary(s: ReplaySummary, spans: number, logs: number): string[] {
+export function renderSummary(
+  s: ReplaySummary,
+  spans: number,
+  logs: number,
+  unjudged: readonly { readonly promptId: string; readonly reason: string }[] = [],
+): string[] {
   return [
     `summary: ${s.prompts} prompt(s), ${s.batches} batch(es) from ${spans} span(s) and ${logs} log record(s)`,
+    ...unjudged.map((u) => `  final batch of ${u.promptId} not judged: the turn ended first (${u.reason.replace(/_/g, ' ')})`),
     `  decisions: ${counts(s.decisions)}`,
     `  reset reasons: ${counts(s.resetReasons)}`,
     `  would_warn ${s.wouldWarn}, would_stop ${s.wouldStop}, warned ${s.warned}, stopped ${s.stopped}`,

@@ -63,7 +63,7 @@ export async function runReplay(files: readonly string[], options: ReplayCommand
   const comparison = options.compare ? compareWithInTree(result.decisions, result.inTree) : undefined;
   const summary = summarise(result.decisions);
   const report: string[] = [
-    ...renderSummary(summary, result.spanCount, result.logCount),
+    ...renderSummary(summary, result.spanCount, result.logCount, result.unjudgedBatches),
     ...renderRepetition(result.repetition),
     ...(comparison === undefined ? [] : renderComparison(comparison)),
     ...renderInvariants(invariants),

@@ -48,6 +48,8 @@ export interface ReplayResult {
   readonly decisions: readonly BatchDecision[];
   /** Reported decisions of the identical tool-call repetition breaker (warn, abort, end of a warned run). */
   readonly repetition: readonly RepetitionDecisionRecord[];
+  /** Final batches not judged because they ended the turn first (permission cancel, cancelled turn, another loop stop). */
+  readonly unjudgedBatches: readonly { readonly promptId: string; readonly reason: string }[];
   /** The in-tree guard's own events found in the input. */
   readonly inTree: readonly InTreeGuardEvent[];
   /** What the guard emitted (logs and metric data points). */
@@ -102,7 +104,12 @@ export async function replayRecords(records: RecordBatch, options: ReplayOptions
   });
   const decisions: BatchDecision[] = [];
   const repetition: RepetitionDecisionRecord[] = [];
-  guard.addListener({ onDecision: (d) => decisions.push(d), onRepetitionDecision: (r) => repetition.push(r) });
+  const unjudgedBatches: { promptId: string; reason: string }[] = [];
+  guard.addListener({
+    onDecision: (d) => decisions.push(d),
+    onRepetitionDecision: (r) => repetition.push(r),
+    onUnjudgedBatch: (promptId, reason) => unjudgedBatches.push({ promptId, reason }),
+  });
   if (options.mode === undefined) {
     for (const e of inTree) if (e.mode !== undefined) guard.engine.setPromptMode(e.promptId, e.mode);
   }
@@ -144,5 +151,5 @@ export async function replayRecords(records: RecordBatch, options: ReplayOptions
   }
   await meterProvider.shutdown();
   await loggerProvider.shutdown();
-  return { decisions, repetition, inTree, emitted, spanCount: records.spans.length, logCount: records.logs.length, lateRecords };
+  return { decisions, repetition, unjudgedBatches, inTree, emitted, spanCount: records.spans.length, logCount: records.logs.length, lateRecords };
 }
