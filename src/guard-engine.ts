@@ -75,6 +75,8 @@ interface CallRecord {
 
 interface OpenBatch {
   readonly calls: Map<string, CallRecord>;
+  /** Opened by an explicit batch boundary (a batch span): only {@link GuardEngine.closeBatch} closes it. */
+  readonly explicit: boolean;
   responseId: string | undefined;
   overflow: boolean;
   lastActivityMillis: number;
@@ -220,6 +222,19 @@ export class GuardEngine {
     this._closeOpen(entry, false);
   }
 
+  /**
+   * An explicit batch began (a batch span started): the previous open batch is closed and the new
+   * one is closed only by {@link GuardEngine.closeBatch}, never by the control hook.
+   */
+  openBatch(promptId: string, timeMillis: number): void {
+    const entry = this._entry(promptId);
+    if (entry === undefined) return;
+    entry.foreground = true;
+    entry.lastSeenMillis = this._settings.now();
+    this._closeOpen(entry, false);
+    entry.open = { calls: new Map(), explicit: true, responseId: undefined, overflow: false, lastActivityMillis: timeMillis };
+  }
+
   /** Explicit end of the prompt's batch (the batch span ended). */
   closeBatch(promptId: string): void {
     const entry = this._prompts.get(promptId);
@@ -249,7 +264,7 @@ export class GuardEngine {
       open = entry.open;
     }
     if (open === undefined) {
-      open = { calls: new Map(), responseId: undefined, overflow: false, lastActivityMillis: update.timeMillis };
+      open = { calls: new Map(), explicit: false, responseId: undefined, overflow: false, lastActivityMillis: update.timeMillis };
       entry.open = open;
     }
     if (update.responseId !== undefined && open.responseId === undefined) open.responseId = update.responseId;
@@ -322,7 +337,7 @@ export class GuardEngine {
     if (channelPrompt) this.markChannelPrompt(promptId);
     const entry = this._prompts.get(promptId);
     if (entry === undefined) return NO_ACTION;
-    if (entry.pending === undefined) this._closeOpen(entry, true);
+    if (entry.pending === undefined && entry.open?.explicit !== true) this._closeOpen(entry, true);
     const decision = this._reducePending(entry, drain, 'control_hook');
     if (decision === undefined || decision.mode === 'shadow') return NO_ACTION;
     return decision.outcome.action;
@@ -380,8 +395,9 @@ export class GuardEngine {
    */
   private _closeOpen(entry: PromptEntry, byHook: boolean): void {
     const open = entry.open;
-    if (open === undefined || (open.calls.size === 0 && !open.overflow)) return;
+    if (open === undefined) return;
     entry.open = undefined;
+    if (open.calls.size === 0 && !open.overflow) return;
     const observations: ToolCallObservation[] = [];
     let complete = !open.overflow;
     for (const call of open.calls.values()) {

@@ -80,7 +80,7 @@ export class BatchSpanProfile implements WireProfile {
       if (promptId === undefined) return;
       this._batches.set(span.spanContext().spanId, promptId);
       this._engine.observePrompt(promptId, { foreground: true });
-      this._engine.boundary(promptId);
+      this._engine.openBatch(promptId, hrTimeToMillis(span.startTime));
       return;
     }
     if (span.name === this._promptSpanName) {
