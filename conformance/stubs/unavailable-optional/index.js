@@ -1,0 +1,1 @@
+throw new Error('This optional platform package is not installed here.');
