@@ -154,6 +154,7 @@ export class GuardEngine {
   private readonly _prompts = new Map<string, PromptEntry>();
   private readonly _finished = new Set<string>();
   private readonly _channelPrompts = new Set<string>();
+  private readonly _modeOverrides = new Map<string, GuardMode>();
   private readonly _listeners: EngineListener[] = [];
   private _lateRecords = 0;
 
@@ -180,9 +181,13 @@ export class GuardEngine {
     this._listeners.push(listener);
   }
 
-  /** Override the mode of one prompt (replay uses the mode the in-tree guard recorded). */
+  /**
+   * Override the mode of one prompt (replay uses the mode the in-tree guard recorded). Applies to
+   * the prompt's state when it exists or when it is created; creates nothing.
+   */
   setPromptMode(promptId: string, mode: GuardMode): void {
-    const entry = this._entry(promptId);
+    this._modeOverrides.set(promptId, mode);
+    const entry = this._prompts.get(promptId);
     if (entry !== undefined && !this._channelPrompts.has(promptId)) entry.mode = mode;
   }
 
@@ -372,7 +377,7 @@ export class GuardEngine {
     }
     const entry: PromptEntry = {
       promptId,
-      mode: this._channelPrompts.has(promptId) ? 'off' : this._settings.mode,
+      mode: this._channelPrompts.has(promptId) ? 'off' : (this._modeOverrides.get(promptId) ?? this._settings.mode),
       route: 'acp_foreground',
       sessionId: undefined,
       foreground: false,
@@ -464,6 +469,7 @@ export class GuardEngine {
   private _forget(entry: PromptEntry): void {
     this._prompts.delete(entry.promptId);
     this._channelPrompts.delete(entry.promptId);
+    this._modeOverrides.delete(entry.promptId);
     this._finished.add(entry.promptId);
     while (this._finished.size > this._settings.maxOpenPrompts) {
       const first = this._finished.values().next().value as string;
