@@ -61,6 +61,14 @@ export interface ResolvedGuardMode {
 
 const TRUSTED_ORDER: readonly ModeSource[] = ['process', 'user_env_file'];
 
+const SOURCE_LABELS: Readonly<Record<ModeSource, string>> = {
+  process: 'environment',
+  user_env_file: 'user-level env file',
+  project_env_file: 'project .env',
+  project_qwen_env_file: 'project .qwen/.env',
+  workspace_settings_env: 'workspace settings.env',
+};
+
 /**
  * Parse one raw value.
  *
@@ -109,7 +117,7 @@ export function resolveGuardMode(input: ResolveGuardModeInput): ResolvedGuardMod
   for (const v of input.values) {
     if (!isTrusted(v.source) && v.value !== undefined && v.value.trim() !== '') {
       diagnostics.push(
-        `${GUARD_MODE_ENV_VAR} from ${v.source} is refused: project and workspace sources may not set the guard policy`,
+        `${GUARD_MODE_ENV_VAR} from the ${SOURCE_LABELS[v.source]} is refused: project and workspace sources may not set the guard policy`,
       );
     }
   }
@@ -120,7 +128,7 @@ export function resolveGuardMode(input: ResolveGuardModeInput): ResolvedGuardMod
     const mode = parseGuardMode(v.value);
     if (mode === undefined) {
       diagnostics.push(
-        `${GUARD_MODE_ENV_VAR} from ${source} has an invalid value (expected off, shadow, warn or enforce); using ${DEFAULT_GUARD_MODE}`,
+        `${GUARD_MODE_ENV_VAR} from the ${SOURCE_LABELS[source]} has an invalid value (expected off, shadow, warn or enforce); using ${DEFAULT_GUARD_MODE}`,
       );
     } else {
       resolved = { mode, source };

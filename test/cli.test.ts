@@ -75,9 +75,10 @@ describe('repeated-tool-failure-guard replay', () => {
 
   it.each([
     { args: ['replay', 'no-such-file.json'], code: 2, err: /^error: no-such-file\.json: cannot read \(ENOENT\)/ },
-    { args: ['replay', '--mode', 'loud', 'x.json'], code: 1, err: /expected shadow, warn or enforce/ },
-    { args: ['replay'], code: 1, err: /missing required argument/ },
-    { args: ['serve', '--port', 'abc'], code: 1, err: /expected a port number/ },
+    { args: ['replay', '--mode', 'loud', 'x.json'], code: 2, err: /expected shadow, warn or enforce/ },
+    { args: ['replay'], code: 2, err: /missing required argument/ },
+    { args: ['serve', '--port', 'abc'], code: 2, err: /expected a port number/ },
+    { args: ['nonsense'], code: 2, err: /unknown command/ },
   ])('user error $args: clear message, no stack trace', ({ args, code, err }) => {
     const r = cli(...args);
     expect(r.code).toBe(code);

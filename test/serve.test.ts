@@ -49,7 +49,11 @@ describe('serve: real OTLP/HTTP exporters to the guard on 127.0.0.1', () => {
     const printed = lines.map((l) => JSON.parse(l) as { signal: string; eventName?: string; attributes: Record<string, unknown> });
     const guardLogs = printed.filter((p) => p.eventName === 'qwen-code.repeated_tool_failure_guard');
     expect(guardLogs.length).toBeGreaterThan(0);
-    expect(printed.some((p) => p.signal === 'metric' && (p as unknown as { name: string }).name === 'qwen-code.repeated_tool_failure_guard.count')).toBe(true);
+    const counterLines = printed.filter((p) => p.signal === 'metric' && (p as unknown as { name: string }).name === 'qwen-code.repeated_tool_failure_guard.count');
+    expect(counterLines.length).toBeGreaterThan(0);
+    // exported once at close: one line per attribute set, and the values add up to the decisions logged
+    expect(new Set(counterLines.map((p) => JSON.stringify(p.attributes))).size).toBe(counterLines.length);
+    expect(counterLines.reduce((n, p) => n + Number((p as unknown as { value: number }).value), 0)).toBe(guardLogs.length);
   });
 
   it('keeps serving valid requests after malformed ones', async () => {

@@ -2,7 +2,7 @@
 /**
  * The `repeated-tool-failure-guard` command line: `replay` and `serve`.
  */
-import { Command, InvalidArgumentError, Option } from 'commander';
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { parseGuardMode } from '../mode.js';
 import type { GuardMode } from '../types.js';
 import { runReplay, UserError } from './replay-command.js';
@@ -45,7 +45,8 @@ const program = new Command()
   .name('repeated-tool-failure-guard')
   .description('Detect AI coding agents looping on the same failing tool call, from OpenTelemetry telemetry.')
   .version(VERSION)
-  .showHelpAfterError();
+  .showHelpAfterError()
+  .exitOverride();
 
 program
   .command('replay')
@@ -77,6 +78,11 @@ program
   });
 
 program.parseAsync(process.argv).catch((err: unknown) => {
+  if (err instanceof CommanderError) {
+    // --help and --version exit 0; every usage error is a user error (2). Commander printed the message.
+    process.exitCode = err.exitCode === 0 ? 0 : 2;
+    return;
+  }
   if (err instanceof UserError) {
     process.stderr.write(`error: ${err.message}\n`);
     process.exitCode = 2;

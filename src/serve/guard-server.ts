@@ -172,8 +172,8 @@ export async function startGuardServer(options: GuardServerOptions = {}): Promis
         await receiver.close();
         for (const r of buffer.release(true)) feed(r);
         await guard.shutdown();
-        await reader.forceFlush();
-        await loggerProvider.forceFlush();
+        // Shutting the providers down exports what is left once (a forceFlush first would export
+        // the cumulative counters twice).
         await meterProvider.shutdown();
         await loggerProvider.shutdown();
       })();
