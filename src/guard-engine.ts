@@ -3,6 +3,7 @@
  * `serve`. Profiles translate telemetry into {@link CallUpdate}s and boundaries; the engine builds
  * the batch receipt, calls the pure reducer, and reports each reduction to its listeners.
  */
+import { BoundedMap, BoundedSet, trimOldest } from './bounded.js';
 import { reduceGuard, initialGuardState } from './reducer.js';
 import type { CallFacts, CallUpdate, PromptInfo } from './internal-types.js';
 import type { GuardRoute } from './semconv.js';
@@ -100,7 +101,8 @@ interface PromptEntry {
   batchCount: number;
   /** Another loop protection stopped the turn (a `loop_detected` of another type). */
   stoppedByOther: boolean;
-  readonly closedCalls: Set<string>;
+  /** Call ids of batches already judged (late records for them are dropped); created at the first close. */
+  closedCalls: BoundedSet<string> | undefined;
   lastSeenMillis: number;
 }
 
@@ -152,14 +154,21 @@ export function observationFromFacts(callId: string, f: CallFacts): ToolCallObse
 export class GuardEngine {
   private readonly _settings: EngineSettings;
   private readonly _prompts = new Map<string, PromptEntry>();
-  private readonly _finished = new Set<string>();
-  private readonly _channelPrompts = new Set<string>();
-  private readonly _modeOverrides = new Map<string, GuardMode>();
+  /** Prompts that ended: their late records are dropped. */
+  private readonly _finished: BoundedSet<string>;
+  /** Prompts evicted before they ended: never tracked again, so they can never enforce. */
+  private readonly _evicted: BoundedSet<string>;
+  private readonly _channelPrompts: BoundedSet<string>;
+  private readonly _modeOverrides: BoundedMap<string, GuardMode>;
   private readonly _listeners: EngineListener[] = [];
   private _lateRecords = 0;
 
   constructor(settings: EngineSettings) {
     this._settings = settings;
+    this._finished = new BoundedSet(settings.maxOpenPrompts);
+    this._evicted = new BoundedSet(Math.max(4096, 4 * settings.maxOpenPrompts));
+    this._channelPrompts = new BoundedSet(2 * settings.maxOpenPrompts);
+    this._modeOverrides = new BoundedMap(2 * settings.maxOpenPrompts);
   }
 
   /** The configured process-wide mode. */
@@ -253,7 +262,7 @@ export class GuardEngine {
     const entry = this._entry(update.promptId);
     if (entry === undefined) return;
     entry.lastSeenMillis = this._settings.now();
-    if (entry.closedCalls.has(update.callId)) {
+    if (entry.closedCalls?.has(update.callId) === true) {
       this._lateRecords += 1;
       return;
     }
@@ -366,15 +375,12 @@ export class GuardEngine {
   private _entry(promptId: string): PromptEntry | undefined {
     const existing = this._prompts.get(promptId);
     if (existing !== undefined) return existing;
-    if (this._finished.has(promptId)) {
+    if (this._finished.has(promptId) || this._evicted.has(promptId)) {
       this._lateRecords += 1;
       return undefined;
     }
     if (this._settings.mode === 'off') return undefined;
-    while (this._prompts.size >= this._settings.maxOpenPrompts) {
-      const oldest = this._prompts.values().next().value as PromptEntry;
-      this._evict(oldest, 'capacity');
-    }
+    for (const oldest of trimOldest(this._prompts, this._settings.maxOpenPrompts)) this._evict(oldest, 'capacity');
     const entry: PromptEntry = {
       promptId,
       mode: this._channelPrompts.has(promptId) ? 'off' : (this._modeOverrides.get(promptId) ?? this._settings.mode),
@@ -386,7 +392,7 @@ export class GuardEngine {
       pending: undefined,
       batchCount: 0,
       stoppedByOther: false,
-      closedCalls: new Set(),
+      closedCalls: undefined,
       lastSeenMillis: this._settings.now(),
     };
     this._prompts.set(promptId, entry);
@@ -408,10 +414,7 @@ export class GuardEngine {
     for (const call of open.calls.values()) {
       if (call.toolSpanOpen || call.executionSpanOpen || !call.settled) complete = false;
       observations.push(observationFromFacts(call.callId, call.facts));
-      if (entry.closedCalls.size >= MAX_CLOSED_CALLS_PER_PROMPT) {
-        const first = entry.closedCalls.values().next().value as string;
-        entry.closedCalls.delete(first);
-      }
+      entry.closedCalls ??= new BoundedSet(MAX_CLOSED_CALLS_PER_PROMPT);
       entry.closedCalls.add(call.callId);
     }
     if (!entry.foreground || entry.mode === 'off') return;
@@ -466,19 +469,16 @@ export class GuardEngine {
     return decision;
   }
 
-  private _forget(entry: PromptEntry): void {
+  private _forget(entry: PromptEntry, evicted = false): void {
     this._prompts.delete(entry.promptId);
     this._channelPrompts.delete(entry.promptId);
     this._modeOverrides.delete(entry.promptId);
-    this._finished.add(entry.promptId);
-    while (this._finished.size > this._settings.maxOpenPrompts) {
-      const first = this._finished.values().next().value as string;
-      this._finished.delete(first);
-    }
+    if (evicted) this._evicted.add(entry.promptId);
+    else this._finished.add(entry.promptId);
   }
 
   private _evict(entry: PromptEntry, reason: EvictionReason): void {
-    this._forget(entry);
+    this._forget(entry, true);
     for (const l of this._listeners) {
       try {
         l.onEviction?.(entry.promptId, reason);

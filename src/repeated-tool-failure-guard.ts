@@ -64,6 +64,7 @@ export class RepeatedToolFailureGuard {
       mode: o.repetitionMode,
       config: o.repetition,
       maxSessions: o.maxOpenPrompts,
+      sessionIdleMillis: o.promptIdleMillis,
       telemetryCanAct: !o.controlHookRequired,
       now: o.clock,
       reportError: (err) => globalErrorHandler(err as Error),
@@ -102,6 +103,7 @@ export class RepeatedToolFailureGuard {
   sweep(): void {
     try {
       this.engine.sweep();
+      this.repetition.sweep();
     } catch (err) {
       globalErrorHandler(err as Error);
     }

@@ -3,6 +3,7 @@
  * memory and dropped at once, and decisions reported to listeners. Arguments and fingerprints never
  * leave this module.
  */
+import { BoundedSet, trimOldest } from './bounded.js';
 import { argumentsFingerprint, parseArgumentsJson } from './canonical-json.js';
 import { INITIAL_REPETITION_STATE, reduceRepetition } from './repetition-reducer.js';
 import type { RepetitionAction, RepetitionConfig, RepetitionOutcome, RepetitionState } from './repetition-reducer.js';
@@ -33,6 +34,8 @@ export interface RepetitionEngineSettings {
   readonly mode: GuardMode;
   readonly config: RepetitionConfig;
   readonly maxSessions: number;
+  /** A session with no call for this long is forgotten, in milliseconds. */
+  readonly sessionIdleMillis: number;
   /**
    * Whether a call seen only in telemetry may be reported as acted on (`warned`, `aborted`). In
    * process this is false: without the Session's `beforeToolCall` nothing was warned or blocked,
@@ -65,7 +68,8 @@ interface SessionEntry {
   state: RepetitionState;
   promptId: string | undefined;
   hookDriven: boolean;
-  readonly seenCalls: Set<string>;
+  lastSeenMillis: number;
+  readonly seenCalls: BoundedSet<string>;
 }
 
 const NO_ACTION: RepetitionAction = { type: 'none' };
@@ -136,15 +140,31 @@ export class RepetitionEngine {
     return outcome.action;
   }
 
+  /** Forget sessions idle longer than `sessionIdleMillis` (by the engine clock). */
+  sweep(): void {
+    const limit = this._settings.now() - this._settings.sessionIdleMillis;
+    for (const [key, entry] of this._sessions) if (entry.lastSeenMillis < limit) this._sessions.delete(key);
+  }
+
+  /** Sessions held now. */
+  get sessionCount(): number {
+    return this._sessions.size;
+  }
+
   private _entry(key: string): SessionEntry {
     let entry = this._sessions.get(key);
     if (entry === undefined) {
-      while (this._sessions.size >= this._settings.maxSessions) {
-        this._sessions.delete(this._sessions.keys().next().value as string);
-      }
-      entry = { state: INITIAL_REPETITION_STATE, promptId: undefined, hookDriven: false, seenCalls: new Set() };
+      trimOldest(this._sessions, this._settings.maxSessions);
+      entry = {
+        state: INITIAL_REPETITION_STATE,
+        promptId: undefined,
+        hookDriven: false,
+        lastSeenMillis: 0,
+        seenCalls: new BoundedSet(MAX_SEEN_CALLS),
+      };
       this._sessions.set(key, entry);
     }
+    entry.lastSeenMillis = this._settings.now();
     return entry;
   }
 
@@ -152,7 +172,6 @@ export class RepetitionEngine {
     const key = sessionKeyOf(call.sessionId, call.promptId);
     if (call.callId !== undefined) {
       if (entry.seenCalls.has(call.callId)) return undefined;
-      if (entry.seenCalls.size >= MAX_SEEN_CALLS) entry.seenCalls.delete(entry.seenCalls.values().next().value as string);
       entry.seenCalls.add(call.callId);
     }
     const { config } = this._settings;

@@ -5,7 +5,8 @@
  * carries its own outcome attributes (qwen-code names by default; see {@link BatchSpanAttributeMapping}).
  */
 import type { GuardEngine } from '../guard-engine.js';
-import { BoundedMap, hrTimeToMillis, stringAttr } from '../wire-profile.js';
+import { BoundedMap } from '../bounded.js';
+import { hrTimeToMillis, stringAttr } from '../wire-profile.js';
 import type { LogRecordView, SpanView, WireProfile } from '../wire-profile.js';
 import type { ToolType } from '../types.js';
 

@@ -47,10 +47,12 @@ import {
   SPAN_TOOL_EXECUTION,
 } from '../semconv.js';
 import type { ToolType } from '../types.js';
-import { BoundedMap, BoundedSet, hrTimeToMillis, stringAttr } from '../wire-profile.js';
+import { BoundedMap, BoundedSet } from '../bounded.js';
+import { hrTimeToMillis, stringAttr } from '../wire-profile.js';
 import type { LogRecordView, SpanView, WireProfile } from '../wire-profile.js';
 
 const TRACKED = 65_536;
+const INVALID_TRACE_ID = '00000000000000000000000000000000';
 
 function toolType(v: unknown): ToolType | undefined {
   return v === 'native' || v === 'mcp' ? v : undefined;
@@ -263,6 +265,6 @@ export class QwenCodeProfile implements WireProfile {
   }
 
   private _remember(traceId: string | undefined, promptId: string): void {
-    if (traceId !== undefined && traceId !== '' && !/^0+$/.test(traceId)) this._traceToPrompt.set(traceId, promptId);
+    if (traceId !== undefined && traceId !== '' && traceId !== INVALID_TRACE_ID) this._traceToPrompt.set(traceId, promptId);
   }
 }

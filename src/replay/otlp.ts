@@ -79,9 +79,12 @@ function nanos(v: unknown): string | number | undefined {
   return undefined;
 }
 
-/** OTLP AnyValue to a plain value. */
-export function anyValue(v: unknown): AnyValue {
-  if (!isObj(v)) return undefined;
+/** Nesting depth beyond which an AnyValue is cut (the guard reads only flat attributes). */
+export const MAX_ANY_VALUE_DEPTH = 16;
+
+/** OTLP AnyValue to a plain value; nesting deeper than {@link MAX_ANY_VALUE_DEPTH} becomes `undefined`. */
+export function anyValue(v: unknown, depth = 0): AnyValue {
+  if (!isObj(v) || depth > MAX_ANY_VALUE_DEPTH) return undefined;
   if ('stringValue' in v) return String(v.stringValue);
   if ('boolValue' in v) return Boolean(v.boolValue);
   if ('intValue' in v) {
@@ -89,17 +92,17 @@ export function anyValue(v: unknown): AnyValue {
     return Number.isFinite(n) ? n : String(v.intValue);
   }
   if ('doubleValue' in v) return Number(v.doubleValue);
-  if ('arrayValue' in v) return arr(isObj(v.arrayValue) ? v.arrayValue.values : undefined).map(anyValue);
-  if ('kvlistValue' in v) return attributes(isObj(v.kvlistValue) ? v.kvlistValue.values : undefined);
+  if ('arrayValue' in v) return arr(isObj(v.arrayValue) ? v.arrayValue.values : undefined).map((x) => anyValue(x, depth + 1));
+  if ('kvlistValue' in v) return attributes(isObj(v.kvlistValue) ? v.kvlistValue.values : undefined, depth + 1);
   if ('bytesValue' in v) return idHex(v.bytesValue);
   return undefined;
 }
 
 /** OTLP `KeyValue[]` to a record. */
-export function attributes(list: unknown): Record<string, AnyValue> {
+export function attributes(list: unknown, depth = 0): Record<string, AnyValue> {
   const out: Record<string, AnyValue> = {};
   for (const kv of arr(list)) {
-    if (isObj(kv) && typeof kv.key === 'string') out[kv.key] = anyValue(kv.value);
+    if (isObj(kv) && typeof kv.key === 'string') out[kv.key] = anyValue(kv.value, depth);
   }
   return out;
 }

@@ -86,6 +86,15 @@ async function decompress(body: Buffer, encoding: string | undefined, max: numbe
   throw new HttpError(415, `unsupported content-encoding ${e}`);
 }
 
+/** Convert a decoded request; anything it cannot read is the client's error. */
+function toRecords(value: Record<string, unknown>): RecordBatch {
+  try {
+    return otlpRequestToRecords(value);
+  } catch (err) {
+    throw new HttpError(400, `unreadable OTLP request: ${(err as Error).message}`);
+  }
+}
+
 function decode(signal: OtlpSignal, contentType: string, body: Buffer): RecordBatch {
   const type = contentType.split(';')[0]?.trim().toLowerCase() ?? '';
   if (type === 'application/json') {
@@ -97,7 +106,7 @@ function decode(signal: OtlpSignal, contentType: string, body: Buffer): RecordBa
     }
     if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new HttpError(400, 'expected an OTLP JSON object');
     if (!isOtlpRequest(value) && Object.keys(value).length > 0) throw new HttpError(400, 'not an OTLP export request');
-    return otlpRequestToRecords(value as Record<string, unknown>);
+    return toRecords(value as Record<string, unknown>);
   }
   if (type === 'application/x-protobuf' || type === 'application/protobuf') {
     let value: Record<string, unknown>;
@@ -106,7 +115,7 @@ function decode(signal: OtlpSignal, contentType: string, body: Buffer): RecordBa
     } catch (err) {
       throw new HttpError(400, `malformed protobuf: ${(err as Error).message}`);
     }
-    return otlpRequestToRecords(value);
+    return toRecords(value);
   }
   throw new HttpError(415, `unsupported content-type ${type || '(none)'}; use application/json or application/x-protobuf`);
 }
