@@ -1,3 +1,4 @@
+import * as crypto from 'node:crypto';
 import { createHash } from 'node:crypto';
 
 /**
@@ -58,10 +59,12 @@ export function canonicalJson(value: unknown): string {
  * ```
  */
 export function argumentsFingerprint(toolName: string, args: unknown): string {
-  return createHash('sha256')
-    .update(`${toolName}\u0000${canonicalJson(args)}`, 'utf8')
-    .digest('hex');
+  const text = `${toolName}\u0000${canonicalJson(args)}`;
+  return oneShotHash === undefined ? createHash('sha256').update(text, 'utf8').digest('hex') : oneShotHash('sha256', text, 'hex');
 }
+
+/** `crypto.hash` (Node 20.12+, 21.7+): a one-shot digest without a Hash object per call. */
+const oneShotHash = (crypto as { hash?: (algorithm: string, data: string, encoding: 'hex') => string }).hash;
 
 /** Successful result of {@link parseArgumentsJson}. */
 export type ArgumentsParseOk = { readonly ok: true; readonly value: unknown };

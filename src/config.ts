@@ -44,7 +44,10 @@ export interface RepeatedToolFailureGuardOptions {
   readonly maxOpenPrompts?: number;
   /** Calls held per batch; a larger batch is reduced as `incomplete`. Minimum `1`. @defaultValue `1024` */
   readonly maxCallsPerBatch?: number;
-  /** A prompt with no telemetry for this long is evicted, in milliseconds. Minimum `1000`. @defaultValue `1800000` (30 min) */
+  /**
+   * A prompt with no telemetry for this long is evicted (4x as long while a call is still running),
+   * in milliseconds. Minimum `1000`. @defaultValue `7200000` (2 h)
+   */
   readonly promptIdleMillis?: number;
   /** How often idle prompts are swept, in milliseconds; `0` disables the timer. @defaultValue `60000` */
   readonly sweepIntervalMillis?: number;
@@ -91,7 +94,7 @@ export const DEFAULT_OPTIONS = {
   offMessageTypes: ['cron'],
   maxOpenPrompts: 10_000,
   maxCallsPerBatch: 1_024,
-  promptIdleMillis: 1_800_000,
+  promptIdleMillis: 7_200_000,
   sweepIntervalMillis: 60_000,
 } as const satisfies Partial<ResolvedGuardOptions>;
 

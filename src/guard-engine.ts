@@ -93,6 +93,8 @@ interface PromptEntry {
   readonly promptId: string;
   mode: GuardMode;
   route: GuardRoute;
+  /** The route came from the prompt's message type (not inferred). */
+  routeKnown: boolean;
   sessionId: string | undefined;
   foreground: boolean;
   state: GuardState;
@@ -117,12 +119,32 @@ const ERROR_TYPE_SHAPE = /^[a-z][a-z0-9_]{0,63}$/;
 const TERMINAL: ReadonlySet<string> = new Set<TerminalStatus>(['success', 'error', 'cancelled']);
 const EXECUTION: ReadonlySet<string> = new Set<ExecutionStatus>(['not_started', 'success', 'error', 'cancelled', 'unknown']);
 
-function assign(target: CallFacts, facts: CallFacts | undefined): void {
-  if (facts === undefined) return;
-  for (const k of Object.keys(facts) as (keyof CallFacts)[]) {
-    const v = facts[k];
-    if (v !== undefined && target[k] === undefined) (target as Record<string, unknown>)[k] = v;
-  }
+function emptyFacts(): CallFacts {
+  return {
+    toolName: undefined,
+    lookupName: undefined,
+    toolType: undefined,
+    terminalStatus: undefined,
+    spanExecutionStatus: undefined,
+    spanErrorType: undefined,
+    logExecutionStatus: undefined,
+    logErrorType: undefined,
+    providerDuplicate: undefined,
+  };
+}
+
+/** Merge facts field by field; the first value seen for a field is kept. */
+function assign(t: CallFacts, f: CallFacts | undefined): void {
+  if (f === undefined) return;
+  if (t.toolName === undefined) t.toolName = f.toolName;
+  if (t.lookupName === undefined) t.lookupName = f.lookupName;
+  if (t.toolType === undefined) t.toolType = f.toolType;
+  if (t.terminalStatus === undefined) t.terminalStatus = f.terminalStatus;
+  if (t.spanExecutionStatus === undefined) t.spanExecutionStatus = f.spanExecutionStatus;
+  if (t.spanErrorType === undefined) t.spanErrorType = f.spanErrorType;
+  if (t.logExecutionStatus === undefined) t.logExecutionStatus = f.logExecutionStatus;
+  if (t.logErrorType === undefined) t.logErrorType = f.logErrorType;
+  if (t.providerDuplicate === undefined) t.providerDuplicate = f.providerDuplicate;
 }
 
 /** Build one receipt entry from gathered facts (wire reference §8 "Per-call inputs"). */
@@ -146,6 +168,12 @@ export function observationFromFacts(callId: string, f: CallFacts): ToolCallObse
     executionErrorType: errorType,
     providerDuplicate: f.providerDuplicate === true,
   };
+}
+
+function hasRunningCall(entry: PromptEntry): boolean {
+  if (entry.open === undefined) return false;
+  for (const c of entry.open.calls.values()) if (c.toolSpanOpen || c.executionSpanOpen) return true;
+  return false;
 }
 
 /**
@@ -223,7 +251,8 @@ export class GuardEngine {
     if (info.foreground === true) entry.foreground = true;
     if (info.messageType !== undefined) {
       if (this._settings.offMessageTypes.includes(info.messageType)) entry.mode = 'off';
-      if (info.messageType === 'userQuery') entry.route = 'headless';
+      entry.route = info.messageType === 'userQuery' ? 'headless' : 'acp_foreground';
+      entry.routeKnown = true;
     }
   }
 
@@ -282,6 +311,8 @@ export class GuardEngine {
       entry.open = open;
     }
     if (update.responseId !== undefined && open.responseId === undefined) open.responseId = update.responseId;
+    // Only headless qwen-code writes response_id on tool_call logs (wire reference §2.1).
+    if (update.responseId !== undefined && !entry.routeKnown) entry.route = 'headless';
     open.lastActivityMillis = Math.max(open.lastActivityMillis, update.timeMillis);
     let call = open.calls.get(update.callId);
     if (call === undefined) {
@@ -289,7 +320,7 @@ export class GuardEngine {
         open.overflow = true;
         return;
       }
-      call = { callId: update.callId, toolSpanOpen: false, executionSpanOpen: false, settled: false, facts: {} };
+      call = { callId: update.callId, toolSpanOpen: false, executionSpanOpen: false, settled: false, facts: emptyFacts() };
       open.calls.set(update.callId, call);
     }
     if (update.opened === 'tool') call.toolSpanOpen = true;
@@ -366,9 +397,14 @@ export class GuardEngine {
 
   /** Evict prompts idle longer than `promptIdleMillis` (by the engine clock). */
   sweep(): void {
-    const limit = this._settings.now() - this._settings.promptIdleMillis;
+    const now = this._settings.now();
+    const limit = now - this._settings.promptIdleMillis;
+    // A call still running (a long build, a pending permission) holds the prompt 4x longer.
+    const runningLimit = now - 4 * this._settings.promptIdleMillis;
     for (const entry of [...this._prompts.values()]) {
-      if (entry.lastSeenMillis < limit) this._evict(entry, 'idle');
+      if (entry.lastSeenMillis >= limit) continue;
+      if (entry.lastSeenMillis >= runningLimit && hasRunningCall(entry)) continue;
+      this._evict(entry, 'idle');
     }
   }
 
@@ -385,6 +421,7 @@ export class GuardEngine {
       promptId,
       mode: this._channelPrompts.has(promptId) ? 'off' : (this._modeOverrides.get(promptId) ?? this._settings.mode),
       route: 'acp_foreground',
+      routeKnown: false,
       sessionId: undefined,
       foreground: false,
       state: initialGuardState(),

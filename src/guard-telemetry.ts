@@ -76,15 +76,17 @@ export function decisionMetricAttributes(d: BatchDecision): Attributes {
  * Attributes of the diagnostic log record of one decision: the metric labels plus `prompt_id`,
  * `candidate_ordinal` and, on non-reset decisions, `execution_error_type` (wire reference §2.2).
  */
-export function decisionLogAttributes(d: BatchDecision, eventName: string): Attributes {
+export function decisionLogAttributes(d: BatchDecision, eventName: string, metricAttributes = decisionMetricAttributes(d)): Attributes {
   const o = d.outcome;
-  const attrs: Attributes = {
-    [ATTR_EVENT_NAME]: eventName,
-    [ATTR_EVENT_TIMESTAMP]: new Date(d.decidedAtMillis).toISOString(),
-    [ATTR_PROMPT_ID]: d.promptId,
-    ...decisionMetricAttributes(d),
-    [ATTR_CANDIDATE_ORDINAL]: o.candidateOrdinal,
-  };
+  const attrs: Attributes = Object.assign(
+    {
+      [ATTR_EVENT_NAME]: eventName,
+      [ATTR_EVENT_TIMESTAMP]: new Date(d.decidedAtMillis).toISOString(),
+      [ATTR_PROMPT_ID]: d.promptId,
+    },
+    metricAttributes,
+  );
+  attrs[ATTR_CANDIDATE_ORDINAL] = o.candidateOrdinal;
   if (o.candidate !== undefined) attrs[ATTR_EXECUTION_ERROR_TYPE] = o.candidate.executionErrorType;
   return attrs;
 }
@@ -129,14 +131,15 @@ export class GuardTelemetry implements EngineListener, RepetitionListener {
   onDecision(d: BatchDecision): void {
     if (d.outcome.decision === 'none') return;
     this._ensureInstruments();
-    this._counter?.add(1, decisionMetricAttributes(d));
+    const metricAttributes = decisionMetricAttributes(d);
+    this._counter?.add(1, metricAttributes);
     this._logger?.emit({
       eventName: this._eventName,
       timestamp: d.decidedAtMillis,
       severityNumber: SeverityNumber.INFO,
       severityText: 'INFO',
       body: `Repeated tool failure guard decision: ${d.outcome.decision}.`,
-      attributes: decisionLogAttributes(d, this._eventName),
+      attributes: decisionLogAttributes(d, this._eventName, metricAttributes),
     });
     if (d.outcome.decision === 'stopped') {
       const attrs: Attributes = {

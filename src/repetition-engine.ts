@@ -182,22 +182,28 @@ export class RepetitionEngine {
       entry.state = next;
       this._report(key, call, outcome, source, mode);
     }
-    let fingerprint: string;
-    if (call.argsAreJsonText && typeof call.args === 'string') {
-      const parsed = parseArgumentsJson(call.args);
-      fingerprint = argumentsFingerprint(call.toolName, parsed.ok ? parsed.value : { raw: call.args });
-    } else {
-      try {
-        fingerprint = argumentsFingerprint(call.toolName, call.args);
-      } catch {
-        // Unserialisable arguments (a cycle) cannot be compared: the call counts as distinct.
-        fingerprint = argumentsFingerprint(call.toolName, { uncomparable: ++this._uncomparable });
-      }
-    }
+    const fingerprint = this._fingerprint(call);
     const [next, outcome] = reduceRepetition(entry.state, { type: 'tool_call', fingerprint, toolType: call.toolType }, mode, config);
     entry.state = next;
     this._report(key, call, outcome, source, mode);
     return outcome;
+  }
+
+  /**
+   * Fingerprint of a call. Arguments that cannot be canonicalised (a cycle, a bigint, nesting too
+   * deep for the stack) are hashed as raw JSON text when there is one, else counted as distinct.
+   */
+  private _fingerprint(call: RepetitionCall): string {
+    try {
+      if (call.argsAreJsonText && typeof call.args === 'string') {
+        const parsed = parseArgumentsJson(call.args);
+        return argumentsFingerprint(call.toolName, parsed.ok ? parsed.value : { raw: call.args });
+      }
+      return argumentsFingerprint(call.toolName, call.args);
+    } catch {
+      if (call.argsAreJsonText && typeof call.args === 'string') return argumentsFingerprint(call.toolName, { raw: call.args });
+      return argumentsFingerprint(call.toolName, { uncomparable: ++this._uncomparable });
+    }
   }
 
   private _report(

@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { setGlobalErrorHandler } from '@opentelemetry/core';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ALLOWED_GUARD_LOG_KEYS, ALLOWED_GUARD_METRIC_KEYS, auditInvariants, sensitiveInputStrings } from '../src/replay/audit.js';
+import { ALLOWED_GUARD_LOG_KEYS, ALLOWED_GUARD_METRIC_KEYS, auditInvariants, inputIdentifiers, sensitiveInputStrings } from '../src/replay/audit.js';
 import { replayRecords } from '../src/replay/replay.js';
 import { parseTelemetryText } from '../src/replay/telemetry-file.js';
 import type { GuardMode } from '../src/types.js';
@@ -99,7 +99,7 @@ describe('R2: no argument, result, error text, path or tool identity in guard te
         expect(result.emitted.length).toBeGreaterThan(0);
         expect(JSON.stringify(result.emitted)).not.toContain('S3CR3T');
         for (const r of result.emitted) for (const v of strings([r.attributes, r.body])) expect(v.includes(secret)).toBe(false);
-        const privacy = auditInvariants(result.decisions, result.emitted, sensitiveInputStrings(records)).find((r) => r.id === 'no_sensitive_telemetry');
+        const privacy = auditInvariants(result.decisions, result.emitted, inputIdentifiers(records)).find((r) => r.id === 'no_sensitive_telemetry');
         expect(privacy?.violations).toEqual([]);
       }),
       { numRuns: 15 },

@@ -126,7 +126,7 @@ describe('R1: robustness of the in-process processors (fast-check, real SDK)', (
           await expect(s.shutdown()).resolves.toBeUndefined();
           // Records the SDK produced never make the guard fail internally (only hand-made views may).
           if (raws === 0) expect(errors).toEqual([]);
-          const held = auditInvariants(s.decisions, [], new Set()).filter((r) => r.id !== 'no_sensitive_telemetry');
+          const held = auditInvariants(s.decisions, [], { promptIds: new Set(), sessionIds: new Set() }).filter((r) => r.id !== 'no_sensitive_telemetry');
           for (const r of held) expect(r.violations, r.id).toEqual([]);
           for (const d of s.decisions) seen.add(d.outcome.decision);
           if (mode === "shadow") expect(s.decisions.every((d) => d.outcome.action.type === 'none')).toBe(true);

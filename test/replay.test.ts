@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { auditInvariants, sensitiveInputStrings } from '../src/replay/audit.js';
+import { auditInvariants, inputIdentifiers, sensitiveInputStrings } from '../src/replay/audit.js';
 import { compareWithInTree } from '../src/replay/compare.js';
 import { replayRecords } from '../src/replay/replay.js';
 import { emptyRecordBatch } from '../src/replay/records.js';
@@ -22,7 +22,7 @@ describe('replay of the real qwen-code 0.24.4 captures', () => {
     const c = compareWithInTree(r.decisions, r.inTree);
     expect(c.total).toBe(total);
     expect(c.agreeing).toBe(total);
-    expect(auditInvariants(r.decisions, r.emitted, sensitiveInputStrings(records)).every((i) => i.held)).toBe(true);
+    expect(auditInvariants(r.decisions, r.emitted, inputIdentifiers(records)).every((i) => i.held)).toBe(true);
   });
 
   it('acp-shadow-nodrain: the documented difference, exactly (drain reliability is not in telemetry)', async () => {
@@ -107,10 +107,48 @@ describe('parseTelemetryText errors name the file and position', () => {
     expect(() => parseTelemetryText(text, 'bad.json')).toThrow(match);
   });
 
+  it('reads unindented and CRLF pretty JSON, and never quotes the input in an error', () => {
+    const records = loadFixture('acp-enforce');
+    const objects = records.logs.slice(0, 3).map((l) => ({ _hrTime: l.hrTime, attributes: l.attributes, instrumentationScope: { name: 'qwen-code' } }));
+    // like Python's json.dumps(indent=0): one member a line, no indentation
+    const unindented = objects.map((o) => JSON.stringify(o, null, 1).replace(/\n +/g, '\n')).join('\n');
+    const crlf = objects.map((o) => JSON.stringify(o, null, 2).replace(/\n/g, '\r\n')).join('\r\n');
+    expect(parseTelemetryText(unindented, 'u.json').logs).toHaveLength(3);
+    expect(parseTelemetryText(crlf, 'c.json').logs).toHaveLength(3);
+    expect(() => parseTelemetryText('{"k": "a", "sk-SECRET12": t}', 's.json')).toThrow(/^s\.json:1:1: invalid JSON/);
+    try {
+      parseTelemetryText('{"k": "a", "sk-SECRET12": t}', 's.json');
+    } catch (err) {
+      expect(String(err)).not.toContain('SECRET');
+    }
+  });
+
   it('writes nothing and reads a concatenated compact stream too', () => {
     const dir = mkdtempSync(join(tmpdir(), 'rtfg-'));
     const text = '{"resourceLogs":[]}{"resourceSpans":[]}\n';
     writeFileSync(join(dir, 'x'), text);
     expect(parseTelemetryText(text, 'x').spans).toHaveLength(0);
+  });
+});
+
+describe('the Phase 1 privacy audit is structural', () => {
+  it('a prompt text that happens to be a word of the guard\'s fixed texts is not a false violation', async () => {
+    const records = loadFixture('acp-enforce');
+    for (const l of records.logs) if (l.attributes['event.name'] === 'qwen-code.user_prompt') (l.attributes as Record<string, unknown>).prompt = 'tool';
+    const r = await replayRecords(records);
+    expect(auditInvariants(r.decisions, r.emitted, inputIdentifiers(records)).find((i) => i.id === 'no_sensitive_telemetry')?.held).toBe(true);
+  });
+
+  it.each([
+    { desc: 'an unknown attribute', attributes: { decision: 'tracked', function_args: '{}' } },
+    { desc: 'free text in a closed vocabulary', attributes: { decision: 'File not found: /home/a' } },
+    { desc: 'a prompt id that is not an input prompt id', attributes: { prompt_id: '/home/alice/secret' } },
+    { desc: 'an error type that is not an identifier', attributes: { execution_error_type: 'ENOENT: /etc/passwd' } },
+  ])('flags $desc', ({ attributes }) => {
+    const results = auditInvariants([], [{ kind: 'log', name: 'x', attributes, body: 'Repeated tool failure guard decision: tracked.' }], {
+      promptIds: new Set(['p########1']),
+      sessionIds: new Set(),
+    });
+    expect(results.find((i) => i.id === 'no_sensitive_telemetry')?.held).toBe(false);
   });
 });

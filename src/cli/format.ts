@@ -106,9 +106,12 @@ export function renderSummary(
   spans: number,
   logs: number,
   unjudged: readonly { readonly promptId: string; readonly reason: string }[] = [],
+  evictions: readonly { readonly promptId: string; readonly reason: string }[] = [],
 ): string[] {
   return [
     `summary: ${s.prompts} prompt(s), ${s.batches} batch(es) from ${spans} span(s) and ${logs} log record(s)`,
+    ...evictions.slice(0, 10).map((e) => `  prompt ${e.promptId} evicted (${e.reason}): its later batches were not judged`),
+    ...(evictions.length > 10 ? [`  ... ${evictions.length - 10} more evicted prompt(s)`] : []),
     ...unjudged.map((u) => `  final batch of ${u.promptId} not judged: the turn ended first (${u.reason.replace(/_/g, ' ')})`),
     `  decisions: ${counts(s.decisions)}`,
     `  reset reasons: ${counts(s.resetReasons)}`,

@@ -4,7 +4,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import type { WireProfileName } from '../config.js';
-import { auditInvariants, sensitiveInputStrings } from '../replay/audit.js';
+import { auditInvariants, inputIdentifiers } from '../replay/audit.js';
 import { compareWithInTree } from '../replay/compare.js';
 import { emptyRecordBatch } from '../replay/records.js';
 import { replayRecords } from '../replay/replay.js';
@@ -54,16 +54,24 @@ export async function runReplay(files: readonly string[], options: ReplayCommand
       throw err;
     }
   }
+  let progressShown = false;
   const result = await replayRecords(records, {
     mode: options.mode,
     profile: options.profile,
-    onProgress: io.progress === undefined ? undefined : (done, total) => io.progress?.(`replay: ${done}/${total} records`),
+    onProgress:
+      io.progress === undefined
+        ? undefined
+        : (done, total) => {
+            progressShown = true;
+            io.progress?.(`replay: ${done}/${total} records`);
+          },
   });
-  const invariants = auditInvariants(result.decisions, result.emitted, sensitiveInputStrings(records));
+  if (progressShown) io.progress?.('\n');
+  const invariants = auditInvariants(result.decisions, result.emitted, inputIdentifiers(records));
   const comparison = options.compare ? compareWithInTree(result.decisions, result.inTree) : undefined;
   const summary = summarise(result.decisions);
   const report: string[] = [
-    ...renderSummary(summary, result.spanCount, result.logCount, result.unjudgedBatches),
+    ...renderSummary(summary, result.spanCount, result.logCount, result.unjudgedBatches, result.evictions),
     ...renderRepetition(result.repetition),
     ...(comparison === undefined ? [] : renderComparison(comparison)),
     ...renderInvariants(invariants),

@@ -12,6 +12,7 @@
  * of scope (design non-goals) and ignored.
  */
 import type { GuardEngine } from '../guard-engine.js';
+import { sessionKeyOf } from '../repetition-engine.js';
 import type { RepetitionEngine } from '../repetition-engine.js';
 import type { GuardRoute } from '../semconv.js';
 import type { CallFacts } from '../internal-types.js';
@@ -65,7 +66,10 @@ export class QwenCodeProfile implements WireProfile {
   private readonly _repetition: RepetitionEngine | undefined;
   private readonly _messageTypes = new BoundedMap<string, string>(TRACKED);
   private readonly _traceToPrompt = new BoundedMap<string, string>(TRACKED);
-  private _sawLlmRequestSpan = false;
+  /** Sessions whose interaction llm_request spans are seen: their api_request logs are not boundaries. */
+  private readonly _spanSessions = new BoundedSet<string>(TRACKED);
+  /** Whether any out-of-scope (subagent-internal or nested) span was seen: the sets are empty until then. */
+  private _anyOutOfScope = false;
   private readonly _outOfScopeSpans = new BoundedSet<string>(TRACKED);
   private readonly _outOfScopeCalls = new BoundedSet<string>(TRACKED);
 
@@ -85,6 +89,7 @@ export class QwenCodeProfile implements WireProfile {
         this._promptSpan(span, true);
         return;
       case SPAN_SUBAGENT:
+        this._anyOutOfScope = true;
         this._outOfScopeSpans.add(span.spanContext().spanId);
         return;
       case SPAN_TOOL:
@@ -126,12 +131,14 @@ export class QwenCodeProfile implements WireProfile {
         this._engine.turnStopped(promptId);
       }
     } else if (name === EVENT_API_REQUEST) {
-      // Logs-only input: a model request is a boundary. Once llm_request spans are seen, they alone
-      // are (api_request logs of subagents and side queries would split batches).
+      // Logs-only input: a model request is a boundary. Once a session's llm_request spans are seen,
+      // they alone are (api_request logs of its subagents and side queries would split batches).
       const promptId = stringAttr(attrs, ATTR_PROMPT_ID);
-      if (promptId === undefined || this._sawLlmRequestSpan) return;
+      if (promptId === undefined) return;
+      const sessionId = stringAttr(attrs, ATTR_SESSION_ID);
+      if (this._spanSessions.has(sessionKeyOf(sessionId, promptId))) return;
       this._remember(record.spanContext?.traceId, promptId);
-      this._engine.observePrompt(promptId, { sessionId: stringAttr(attrs, ATTR_SESSION_ID), foreground: true });
+      this._engine.observePrompt(promptId, { sessionId, foreground: true });
       this._engine.boundary(promptId);
     }
   }
@@ -156,7 +163,7 @@ export class QwenCodeProfile implements WireProfile {
       this._engine.observePrompt(promptId, { sessionId, messageType, foreground: true });
       return promptId;
     }
-    this._sawLlmRequestSpan = true;
+    this._spanSessions.add(sessionKeyOf(sessionId, promptId));
     this._engine.observePrompt(promptId, { sessionId });
     this._engine.boundary(promptId);
     return promptId;
@@ -167,29 +174,40 @@ export class QwenCodeProfile implements WireProfile {
     const callId = stringAttr(attrs, ATTR_TOOL_CALL_ID) ?? stringAttr(attrs, ATTR_CALL_ID);
     if (callId === undefined) return;
     const ctx = span.spanContext();
-    const parentId = span.parentSpanContext?.spanId;
     const isTool = span.name === SPAN_TOOL;
     if (
-      this._outOfScopeCalls.has(callId) ||
-      (parentId !== undefined && this._outOfScopeSpans.has(parentId)) ||
-      (isTool && attrs[ATTR_PARENT_CALL_ID] !== undefined) ||
-      (isTool && attrs['tool.parent_call_id'] !== undefined)
+      (isTool && (attrs[ATTR_PARENT_CALL_ID] !== undefined || attrs['tool.parent_call_id'] !== undefined)) ||
+      (this._anyOutOfScope &&
+        (this._outOfScopeCalls.has(`${ctx.traceId}/${callId}`) ||
+          (span.parentSpanContext !== undefined && this._outOfScopeSpans.has(span.parentSpanContext.spanId))))
     ) {
+      this._anyOutOfScope = true;
       this._outOfScopeSpans.add(ctx.spanId);
-      this._outOfScopeCalls.add(callId);
+      this._outOfScopeCalls.add(`${ctx.traceId}/${callId}`);
       return;
     }
     const promptId = this._traceToPrompt.get(ctx.traceId);
     if (promptId === undefined) return;
-    const facts: CallFacts = { toolName: stringAttr(attrs, ATTR_GEN_AI_TOOL_NAME) };
-    if (!isTool && edge === 'closed') {
-      facts.spanExecutionStatus = stringAttr(attrs, ATTR_EXECUTION_STATUS);
-      facts.spanErrorType = stringAttr(attrs, ATTR_ERROR_TYPE);
-    }
+    const closedExecution = !isTool && edge === 'closed';
+    const kind = isTool ? 'tool' : 'execution';
+    const facts: CallFacts = {
+      toolName: stringAttr(attrs, ATTR_GEN_AI_TOOL_NAME),
+      lookupName: undefined,
+      toolType: undefined,
+      terminalStatus: undefined,
+      spanExecutionStatus: closedExecution ? stringAttr(attrs, ATTR_EXECUTION_STATUS) : undefined,
+      spanErrorType: closedExecution ? stringAttr(attrs, ATTR_ERROR_TYPE) : undefined,
+      logExecutionStatus: undefined,
+      logErrorType: undefined,
+      providerDuplicate: undefined,
+    };
     this._engine.updateCall({
       promptId,
       callId,
-      [edge]: isTool ? 'tool' : 'execution',
+      opened: edge === 'opened' ? kind : undefined,
+      closed: edge === 'closed' ? kind : undefined,
+      settled: false,
+      responseId: undefined,
       facts,
       timeMillis,
     });
@@ -232,39 +250,44 @@ export class QwenCodeProfile implements WireProfile {
     const promptId = stringAttr(attrs, ATTR_PROMPT_ID);
     const callId = stringAttr(attrs, ATTR_CALL_ID);
     if (promptId === undefined || callId === undefined) return;
-    const spanId = record.spanContext?.spanId;
-    if (
-      this._outOfScopeCalls.has(callId) ||
-      (spanId !== undefined && this._outOfScopeSpans.has(spanId)) ||
-      attrs[ATTR_PARENT_CALL_ID] !== undefined
-    ) {
-      return;
+    if (attrs[ATTR_PARENT_CALL_ID] !== undefined) return;
+    if (this._anyOutOfScope && record.spanContext !== undefined) {
+      const ctx = record.spanContext;
+      if (this._outOfScopeSpans.has(ctx.spanId) || this._outOfScopeCalls.has(`${ctx.traceId}/${callId}`)) return;
     }
     this._remember(record.spanContext?.traceId, promptId);
     const sessionId = stringAttr(attrs, ATTR_SESSION_ID);
     this._engine.observePrompt(promptId, { sessionId });
     const name = stringAttr(attrs, ATTR_FUNCTION_NAME);
+    this._engine.updateCall({
+      promptId,
+      callId,
+      opened: undefined,
+      closed: undefined,
+      settled: true,
+      responseId: stringAttr(attrs, ATTR_RESPONSE_ID),
+      facts: {
+        toolName: undefined,
+        lookupName: name,
+        toolType: toolType(attrs[ATTR_TOOL_TYPE]),
+        terminalStatus: stringAttr(attrs, ATTR_STATUS),
+        spanExecutionStatus: undefined,
+        spanErrorType: undefined,
+        logExecutionStatus: stringAttr(attrs, ATTR_EXECUTION_STATUS),
+        logErrorType: stringAttr(attrs, ATTR_ERROR_TYPE),
+        providerDuplicate: undefined,
+      },
+      timeMillis: hrTimeToMillis(record.hrTime),
+    });
+    // After the failure guard has the call: nothing the breaker does can hide it from that guard.
     const args = attrs[ATTR_FUNCTION_ARGS];
     if (typeof args === 'string' && name !== undefined) {
       this._observeRepetition(promptId, callId, name, args, toolType(attrs[ATTR_TOOL_TYPE]), sessionId);
     }
-    this._engine.updateCall({
-      promptId,
-      callId,
-      settled: true,
-      responseId: stringAttr(attrs, ATTR_RESPONSE_ID),
-      facts: {
-        lookupName: stringAttr(attrs, ATTR_FUNCTION_NAME),
-        toolType: toolType(attrs[ATTR_TOOL_TYPE]),
-        terminalStatus: stringAttr(attrs, ATTR_STATUS),
-        logExecutionStatus: stringAttr(attrs, ATTR_EXECUTION_STATUS),
-        logErrorType: stringAttr(attrs, ATTR_ERROR_TYPE),
-      },
-      timeMillis: hrTimeToMillis(record.hrTime),
-    });
   }
 
   private _remember(traceId: string | undefined, promptId: string): void {
-    if (traceId !== undefined && traceId !== '' && traceId !== INVALID_TRACE_ID) this._traceToPrompt.set(traceId, promptId);
+    if (traceId === undefined || traceId === '' || traceId === INVALID_TRACE_ID) return;
+    if (this._traceToPrompt.get(traceId) !== promptId) this._traceToPrompt.set(traceId, promptId);
   }
 }

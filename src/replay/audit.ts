@@ -83,7 +83,7 @@ function isSuccess(o: BatchDecision['receipt']['observations'][number]): boolean
   return o.terminalStatus === 'success' && (o.executionStatus === 'success' || o.executionStatus === 'not_started');
 }
 
-/** Secret-bearing strings of the input (length >= 4), to search for in the guard's output. */
+/** Secret-bearing strings of the input (length >= 4): what a leak would look like (used by tests). */
 export function sensitiveInputStrings(records: RecordBatch): Set<string> {
   const out = new Set<string>();
   const add = (v: unknown): void => {
@@ -94,18 +94,109 @@ export function sensitiveInputStrings(records: RecordBatch): Set<string> {
   return out;
 }
 
+/** Prompt and session ids present in the input: the only free-form values the guard may emit. */
+export interface InputIdentifiers {
+  readonly promptIds: ReadonlySet<string>;
+  readonly sessionIds: ReadonlySet<string>;
+}
+
+/** Collect the prompt and session ids of the input. */
+export function inputIdentifiers(records: RecordBatch): InputIdentifiers {
+  const promptIds = new Set<string>();
+  const sessionIds = new Set<string>();
+  const take = (a: Readonly<Record<string, unknown>>): void => {
+    for (const k of ['prompt_id', 'qwen-code.prompt_id']) if (typeof a[k] === 'string') promptIds.add(a[k] as string);
+    if (typeof a['session.id'] === 'string') sessionIds.add(a['session.id'] as string);
+  };
+  for (const s of records.spans) take(s.attributes);
+  for (const l of records.logs) take(l.attributes);
+  return { promptIds, sessionIds };
+}
+
+const PHASES = ['idle', 'tracking', 'warned', 'latched'];
+const BUCKETS = ['0', '1-2', '3-4', '5-7', '8+'];
+const ENUMERATED: Readonly<Record<string, ReadonlySet<string>>> = {
+  route: new Set(['acp_foreground', 'headless']),
+  mode: new Set(['shadow', 'warn', 'enforce']),
+  phase_before: new Set(PHASES),
+  phase_after: new Set(PHASES),
+  decision: new Set(['reset', 'tracked', 'would_warn', 'warned', 'would_stop', 'stopped', 'would_abort', 'aborted']),
+  failure_count_bucket: new Set(BUCKETS),
+  run_length_bucket: new Set(BUCKETS),
+  batch_count_bucket: new Set(['0', '1', '2', '3+']),
+  reset_reason: new Set([
+    'success',
+    'cancelled',
+    'not_started',
+    'post_execution_failure',
+    'unknown',
+    'mixed',
+    'incomplete',
+    'external_input',
+    'queued_prompt',
+    'unreliable_input',
+    'contract_violation',
+  ]),
+  terminal_status: new Set(['error']),
+  execution_status: new Set(['error']),
+  tool_type: new Set(['native', 'mcp']),
+  loop_type: new Set(['repeated_tool_execution_failure', 'consecutive_identical_tool_calls']),
+  reason: new Set(['capacity', 'idle']),
+};
+const BODY = /^(Repeated tool failure guard decision|Tool call repetition guard decision): [a-z_]+\.$|^Loop detected\. Type: [a-z_]+\.$/;
+const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+const IDENTIFIER = /^[a-z][a-z0-9_]{0,63}$/;
+
+/** Why one emitted attribute is not allowed, or `undefined` when it is. */
+function attributeProblem(
+  kind: EmittedGuardRecord['kind'],
+  key: string,
+  value: unknown,
+  ids: InputIdentifiers,
+  namespace: string,
+): string | undefined {
+  const allowed = kind === 'metric' ? ALLOWED_GUARD_METRIC_KEYS : ALLOWED_GUARD_LOG_KEYS;
+  if (key === `${namespace}.rum.exclude`) return kind === 'log' && value === true ? undefined : 'unexpected marker';
+  if (!allowed.has(key)) return `unexpected attribute ${key}`;
+  const values = ENUMERATED[key];
+  if (values !== undefined) return typeof value === 'string' && values.has(value) ? undefined : `unexpected value of ${key}`;
+  switch (key) {
+    case 'event.name':
+      return value === `${namespace}.repeated_tool_failure_guard` || value === `${namespace}.tool_call_repetition_guard` || value === 'loop_detected'
+        ? undefined
+        : 'unexpected event name';
+    case 'event.timestamp':
+      return typeof value === 'string' && ISO_TIME.test(value) ? undefined : 'unexpected timestamp';
+    case 'prompt_id':
+      return typeof value === 'string' && ids.promptIds.has(value) ? undefined : 'a prompt_id that is not an input prompt id';
+    case 'session.id':
+      return typeof value === 'string' && ids.sessionIds.has(value) ? undefined : 'a session.id that is not an input session id';
+    case 'candidate_ordinal':
+      return typeof value === 'number' && Number.isInteger(value) && value >= 0 ? undefined : 'unexpected ordinal';
+    case 'execution_error_type':
+      return typeof value === 'string' && IDENTIFIER.test(value) ? undefined : 'an execution_error_type that is not a ToolErrorType identifier';
+    default:
+      return `unchecked attribute ${key}`;
+  }
+}
+
 /**
  * Check the invariants over one replay.
  *
+ * The privacy check is structural: every key the guard emitted is on the allow-list, every value
+ * is from its closed vocabulary, an input prompt or session id, an identifier-shaped error type, a
+ * timestamp or an ordinal, and every body is one of the fixed templates. So no argument, result,
+ * path or error text can pass, whatever it contains, and the check is linear in the output.
+ *
  * @param decisions - every reduced batch
  * @param emitted - the guard's own emitted logs and metric points
- * @param sensitive - strings that must never appear in `emitted`
- * @param namespace - namespace of emitted names (the loop event's RUM marker key)
+ * @param ids - the prompt and session ids of the input ({@link inputIdentifiers})
+ * @param namespace - namespace of emitted names
  */
 export function auditInvariants(
   decisions: readonly BatchDecision[],
   emitted: readonly EmittedGuardRecord[],
-  sensitive: ReadonlySet<string>,
+  ids: InputIdentifiers,
   namespace = 'qwen-code',
 ): InvariantResult[] {
   const counted: string[] = [];
@@ -133,21 +224,12 @@ export function auditInvariants(
     if (o.phaseAfter === 'latched') latched.add(d.promptId);
   }
   const leaks: string[] = [];
-  const marker = `${namespace}.rum.exclude`;
   for (const r of emitted) {
-    const allowed = r.kind === 'metric' ? ALLOWED_GUARD_METRIC_KEYS : ALLOWED_GUARD_LOG_KEYS;
-    for (const k of Object.keys(r.attributes)) {
-      if (!allowed.has(k) && k !== marker) leaks.push(`${r.kind} ${r.name}: unexpected attribute ${k}`);
+    for (const [k, v] of Object.entries(r.attributes)) {
+      const problem = attributeProblem(r.kind, k, v, ids, namespace);
+      if (problem !== undefined) leaks.push(`${r.kind} ${r.name}: ${problem}`);
     }
-    const values = [...Object.values(r.attributes), r.body].filter((v): v is string => typeof v === 'string');
-    for (const v of values) {
-      for (const s of sensitive) {
-        if (v.includes(s)) {
-          leaks.push(`${r.kind} ${r.name}: a value carries input argument/result/error text`);
-          break;
-        }
-      }
-    }
+    if (r.kind === 'log' && (typeof r.body !== 'string' || !BODY.test(r.body))) leaks.push(`log ${r.name}: a body that is not a fixed template`);
   }
   const result = (id: string, description: string, violations: string[]): InvariantResult => ({
     id,

@@ -52,5 +52,13 @@ export function inTreeGuardEvents(logs: readonly RecordedLog[]): InTreeGuardEven
       resetReason: str(a.reset_reason),
     });
   }
-  return out.sort((x, y) => x.timeMillis - y.timeMillis);
+  // The same record read twice (a file given twice, a duplicated export) counts once.
+  const seen = new Set<string>();
+  const unique = out.filter((e) => {
+    const key = JSON.stringify([e.promptId, e.timeMillis, e.decision, e.phaseBefore, e.phaseAfter, e.failureCountBucket, e.batchCountBucket, e.candidateOrdinal, e.resetReason]);
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+  return unique.sort((x, y) => x.timeMillis - y.timeMillis);
 }

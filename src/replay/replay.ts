@@ -50,6 +50,8 @@ export interface ReplayResult {
   readonly repetition: readonly RepetitionDecisionRecord[];
   /** Final batches not judged because they ended the turn first (permission cancel, cancelled turn, another loop stop). */
   readonly unjudgedBatches: readonly { readonly promptId: string; readonly reason: string }[];
+  /** Prompts evicted before they ended (idle or capacity): their later batches were not judged. */
+  readonly evictions: readonly { readonly promptId: string; readonly reason: string }[];
   /** The in-tree guard's own events found in the input. */
   readonly inTree: readonly InTreeGuardEvent[];
   /** What the guard emitted (logs and metric data points). */
@@ -67,15 +69,19 @@ interface TimedEvent {
   readonly log?: RecordedLog;
 }
 
-/** Events in time order: span starts, then logs, then span ends at equal times. */
+/**
+ * Events in time order. At equal times logs come first, then span starts, then span ends: log times
+ * have millisecond precision (truncated), so a log that shares a millisecond with a span start was
+ * emitted before it (a batch's last `tool_call` log before the next model request).
+ */
 function timeline(records: RecordBatch): TimedEvent[] {
   const events: TimedEvent[] = [];
   let seq = 0;
   for (const span of records.spans) {
-    events.push({ t: hrTimeToMillis(span.startTime), order: 0, seq: seq++, span });
+    events.push({ t: hrTimeToMillis(span.startTime), order: 1, seq: seq++, span });
     events.push({ t: hrTimeToMillis(span.endTime), order: 2, seq: seq++, span });
   }
-  for (const log of records.logs) events.push({ t: hrTimeToMillis(log.hrTime), order: 1, seq: seq++, log });
+  for (const log of records.logs) events.push({ t: hrTimeToMillis(log.hrTime), order: 0, seq: seq++, log });
   events.sort((a, b) => a.t - b.t || a.order - b.order || a.seq - b.seq);
   return events;
 }
@@ -105,10 +111,12 @@ export async function replayRecords(records: RecordBatch, options: ReplayOptions
   const decisions: BatchDecision[] = [];
   const repetition: RepetitionDecisionRecord[] = [];
   const unjudgedBatches: { promptId: string; reason: string }[] = [];
+  const evictions: { promptId: string; reason: string }[] = [];
   guard.addListener({
     onDecision: (d) => decisions.push(d),
     onRepetitionDecision: (r) => repetition.push(r),
     onUnjudgedBatch: (promptId, reason) => unjudgedBatches.push({ promptId, reason }),
+    onEviction: (promptId, reason) => evictions.push({ promptId, reason }),
   });
   if (options.mode === undefined) {
     for (const e of inTree) if (e.mode !== undefined) guard.engine.setPromptMode(e.promptId, e.mode);
@@ -125,7 +133,7 @@ export async function replayRecords(records: RecordBatch, options: ReplayOptions
       nextSweep = now + sweepEvery;
     }
     if (e.span !== undefined) {
-      if (e.order === 0) guard.spanProcessor.onStart(e.span as unknown as Span, ROOT_CONTEXT);
+      if (e.order === 1) guard.spanProcessor.onStart(e.span as unknown as Span, ROOT_CONTEXT);
       else guard.spanProcessor.onEnd(e.span as unknown as ReadableSpan);
     } else if (e.log !== undefined) {
       guard.logRecordProcessor.onEmit(e.log as unknown as SdkLogRecord);
@@ -151,5 +159,5 @@ export async function replayRecords(records: RecordBatch, options: ReplayOptions
   }
   await meterProvider.shutdown();
   await loggerProvider.shutdown();
-  return { decisions, repetition, unjudgedBatches, inTree, emitted, spanCount: records.spans.length, logCount: records.logs.length, lateRecords };
+  return { decisions, repetition, unjudgedBatches, evictions, inTree, emitted, spanCount: records.spans.length, logCount: records.logs.length, lateRecords };
 }

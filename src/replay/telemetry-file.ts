@@ -37,62 +37,58 @@ function lineCol(text: string, offset: number): [number, number] {
 }
 
 /**
- * Split concatenated JSON values exactly (strings and escapes honoured). Returns the offsets of
- * each top-level value; throws {@link TelemetryParseError} on unbalanced input.
+ * End offset of the JSON value that starts at `from` (an object or array), exactly: strings and
+ * escapes are honoured. Throws {@link TelemetryParseError} on unbalanced input.
  */
-function scanValues(text: string, file: string, from: number, to: number): Array<[number, number]> {
-  const out: Array<[number, number]> = [];
+function scanValue(text: string, file: string, from: number): number {
   let depth = 0;
   let inString = false;
-  let start = -1;
-  for (let i = from; i < to; i++) {
+  for (let i = from; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (inString) {
       if (c === 92) i++;
       else if (c === 34) inString = false;
       continue;
     }
-    if (c === 34) {
-      inString = true;
-      if (depth === 0) throw new TelemetryParseError(file, ...lineCol(text, i), 'expected a JSON object, found a string');
-    } else if (c === 123 || c === 91) {
-      if (depth === 0) start = i;
-      depth++;
-    } else if (c === 125 || c === 93) {
+    if (c === 34) inString = true;
+    else if (c === 123 || c === 91) depth++;
+    else if (c === 125 || c === 93) {
       depth--;
-      if (depth < 0) throw new TelemetryParseError(file, ...lineCol(text, i), 'unbalanced closing bracket');
-      if (depth === 0) out.push([start, i + 1]);
-    } else if (depth === 0 && c !== 32 && c !== 10 && c !== 13 && c !== 9) {
-      throw new TelemetryParseError(file, ...lineCol(text, i), `unexpected character ${JSON.stringify(text[i])} between JSON objects`);
+      if (depth === 0) return i + 1;
     }
   }
-  if (inString || depth !== 0) throw new TelemetryParseError(file, ...lineCol(text, start), 'truncated JSON object');
-  return out;
+  throw new TelemetryParseError(file, ...lineCol(text, from), 'truncated JSON object');
 }
 
 function parseAt(text: string, file: string, start: number, end: number): unknown {
   try {
     return JSON.parse(text.slice(start, end));
-  } catch (err) {
-    const m = /position (\d+)/.exec(String((err as Error).message));
-    const at = m ? start + Number(m[1]) : start;
-    throw new TelemetryParseError(file, ...lineCol(text, at), `invalid JSON (${(err as Error).message})`);
+  } catch {
+    // The engine's message quotes the input, which may hold secrets: report the object's position only.
+    throw new TelemetryParseError(file, ...lineCol(text, start), 'invalid JSON in the object that starts here');
   }
 }
 
 /**
- * Offsets of the top-level objects. Fast path: an SDK outfile is pretty-printed, so a raw newline
- * followed by `}` at column 0 closes a top-level object (raw newlines never occur inside JSON
- * strings). Anything else goes through the exact scanner.
+ * Offsets of the top-level values. Fast path: an SDK outfile is pretty-printed with indentation,
+ * so the first raw newline followed by `}` at column 0 closes a top-level object (raw newlines never
+ * occur inside JSON strings, and nested closers are indented). Anything else (OTLP JSON lines,
+ * compact or unindented JSON, CRLF) goes through the exact scanner.
  */
 function objectRanges(text: string, file: string): Array<[number, number]> {
   const ranges: Array<[number, number]> = [];
   let pos = 0;
   const n = text.length;
   while (pos < n) {
-    while (pos < n && (text.charCodeAt(pos) <= 32)) pos++;
-    if (pos >= n) break;
-    if (text.charCodeAt(pos) === 123 && text.charCodeAt(pos + 1) === 10) {
+    const c = text.charCodeAt(pos);
+    if (c === 32 || c === 10 || c === 13 || c === 9) {
+      pos++;
+      continue;
+    }
+    if (c !== 123 && c !== 91) {
+      throw new TelemetryParseError(file, ...lineCol(text, pos), `unexpected character ${JSON.stringify(text[pos])} between JSON objects`);
+    }
+    if (c === 123 && text.charCodeAt(pos + 1) === 10 && text.charCodeAt(pos + 2) === 32) {
       const close = text.indexOf('\n}', pos);
       if (close !== -1) {
         ranges.push([pos, close + 2]);
@@ -100,10 +96,9 @@ function objectRanges(text: string, file: string): Array<[number, number]> {
         continue;
       }
     }
-    const nl = text.indexOf('\n', pos);
-    const lineEnd = nl === -1 ? n : nl;
-    for (const r of scanValues(text, file, pos, lineEnd)) ranges.push(r);
-    pos = lineEnd;
+    const end = scanValue(text, file, pos);
+    ranges.push([pos, end]);
+    pos = end;
   }
   return ranges;
 }

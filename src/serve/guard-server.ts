@@ -129,7 +129,7 @@ export async function startGuardServer(options: GuardServerOptions = {}): Promis
   let lateDropped = 0;
   const feed = (r: TimedRecord): void => {
     if (r.span !== undefined) {
-      if (r.order === 0) guard.spanProcessor.onStart(r.span as unknown as Span, ROOT_CONTEXT);
+      if (r.order === 1) guard.spanProcessor.onStart(r.span as unknown as Span, ROOT_CONTEXT);
       else guard.spanProcessor.onEnd(r.span as unknown as ReadableSpan);
     } else if (r.log !== undefined) {
       guard.logRecordProcessor.onEmit(r.log as unknown as SdkLogRecord);

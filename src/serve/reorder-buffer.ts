@@ -10,7 +10,7 @@ import { hrTimeToMillis } from '../wire-profile.js';
 /** One event: a span start, a log record, or a span end. */
 export interface TimedRecord {
   readonly t: number;
-  /** 0 span start, 1 log, 2 span end: the order at equal times. */
+  /** 0 log, 1 span start, 2 span end: the order at equal times (as in replay). */
   readonly order: 0 | 1 | 2;
   readonly seq: number;
   readonly receivedAt: number;
@@ -69,10 +69,10 @@ export class ReorderBuffer {
       } else this._push(r);
     };
     for (const span of spans) {
-      push({ t: hrTimeToMillis(span.startTime), order: 0, seq: this._seq++, receivedAt, span });
+      push({ t: hrTimeToMillis(span.startTime), order: 1, seq: this._seq++, receivedAt, span });
       push({ t: hrTimeToMillis(span.endTime), order: 2, seq: this._seq++, receivedAt, span });
     }
-    for (const log of logs) push({ t: hrTimeToMillis(log.hrTime), order: 1, seq: this._seq++, receivedAt, log });
+    for (const log of logs) push({ t: hrTimeToMillis(log.hrTime), order: 0, seq: this._seq++, receivedAt, log });
     return late.sort(compare);
   }
 
