@@ -49,7 +49,8 @@ export function canonicalJson(value: unknown): string {
  *
  * @param toolName - The tool's name, e.g. the `function_name` log attribute.
  * @param args - The parsed arguments (see {@link parseArgumentsJson}).
- * @returns A 64-character lowercase hexadecimal SHA-256 digest.
+ * @returns The first 96 bits of the SHA-256 digest, as 16 base64url characters (collisions between
+ *   two different calls: about 2^-96).
  * @throws {TypeError} Under the same conditions as {@link canonicalJson} (cycles, `bigint`);
  *   never for values produced by `JSON.parse`.
  *
@@ -59,12 +60,50 @@ export function canonicalJson(value: unknown): string {
  * ```
  */
 export function argumentsFingerprint(toolName: string, args: unknown): string {
-  const text = `${toolName}\u0000${canonicalJson(args)}`;
-  return oneShotHash === undefined ? createHash('sha256').update(text, 'utf8').digest('hex') : oneShotHash('sha256', text, 'hex');
+  return canonicalFingerprint(toolName, canonicalJson(args));
 }
 
+/**
+ * The fingerprint of a call whose arguments are JSON text (the `function_args` attribute): the same
+ * value {@link argumentsFingerprint} gives for the parsed arguments, computed with the engine's
+ * native JSON (keys sorted by a replacer). Text that is not JSON is fingerprinted as
+ * `{ raw: text }`.
+ *
+ * @throws {RangeError} for nesting deeper than the engine's stack allows
+ */
+export function argumentsTextFingerprint(toolName: string, text: string): string {
+  let canonical: string;
+  try {
+    canonical = JSON.stringify(JSON.parse(text), sortKeys) ?? 'null';
+  } catch (err) {
+    if (err instanceof RangeError) throw err;
+    canonical = canonicalJson({ raw: text });
+  }
+  return canonicalFingerprint(toolName, canonical);
+}
+
+/** `JSON.stringify` replacer that rebuilds plain objects with sorted keys (UTF-16 order, as canonicalJson). */
+function sortKeys(_key: string, value: unknown): unknown {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return value;
+  const keys = Object.keys(value);
+  if (keys.length < 2) return value;
+  keys.sort();
+  const out: Record<string, unknown> = {};
+  for (const k of keys) out[k] = (value as Record<string, unknown>)[k];
+  return out;
+}
+
+function canonicalFingerprint(toolName: string, canonical: string): string {
+  const text = `${toolName}\u0000${canonical}`;
+  const digest = oneShotHash === undefined ? createHash('sha256').update(text, 'utf8').digest() : oneShotHash('sha256', text, 'buffer');
+  return digest.subarray(0, FINGERPRINT_BYTES).toString('base64url');
+}
+
+/** Bytes of the SHA-256 digest kept: 96 bits, 16 base64url characters (held per session in memory). */
+const FINGERPRINT_BYTES = 12;
+
 /** `crypto.hash` (Node 20.12+, 21.7+): a one-shot digest without a Hash object per call. */
-const oneShotHash = (crypto as { hash?: (algorithm: string, data: string, encoding: 'hex') => string }).hash;
+const oneShotHash = (crypto as { hash?: (algorithm: string, data: string, encoding: 'buffer') => Buffer }).hash;
 
 /** Successful result of {@link parseArgumentsJson}. */
 export type ArgumentsParseOk = { readonly ok: true; readonly value: unknown };

@@ -45,6 +45,8 @@ export type EvictionReason = 'capacity' | 'idle';
 export interface EngineListener {
   onDecision?(decision: BatchDecision): void;
   onEviction?(promptId: string, reason: EvictionReason): void;
+  /** The prompt's state was dropped (it ended or was evicted); `traceId` is the trace it was seen on. */
+  onPromptForgotten?(promptId: string, traceId: string | undefined): void;
   /** The prompt's final batch ended the turn before the guard would run on it (not judged). */
   onUnjudgedBatch?(promptId: string, reason: 'turn_cancelled' | 'cancelled_call' | 'other_loop_stop'): void;
 }
@@ -66,16 +68,17 @@ export interface EngineSettings {
   readonly reportError: (err: unknown) => void;
 }
 
-interface CallRecord {
+/** One call of the open batch: its facts, flattened in (one object a call). */
+interface CallRecord extends CallFacts {
   readonly callId: string;
   toolSpanOpen: boolean;
   executionSpanOpen: boolean;
   settled: boolean;
-  readonly facts: CallFacts;
 }
 
 interface OpenBatch {
-  readonly calls: Map<string, CallRecord>;
+  /** The batch's calls in arrival order (a short array: batches hold a few calls; bounded by maxCallsPerBatch). */
+  readonly calls: CallRecord[];
   /** Opened by an explicit batch boundary (a batch span): only {@link GuardEngine.closeBatch} closes it. */
   readonly explicit: boolean;
   responseId: string | undefined;
@@ -95,6 +98,9 @@ interface PromptEntry {
   route: GuardRoute;
   /** The route came from the prompt's message type (not inferred). */
   routeKnown: boolean;
+  /** `qwen-code.message_type`, when known. */
+  messageType: string | undefined;
+  traceId: string | undefined;
   sessionId: string | undefined;
   foreground: boolean;
   state: GuardState;
@@ -119,8 +125,12 @@ const ERROR_TYPE_SHAPE = /^[a-z][a-z0-9_]{0,63}$/;
 const TERMINAL: ReadonlySet<string> = new Set<TerminalStatus>(['success', 'error', 'cancelled']);
 const EXECUTION: ReadonlySet<string> = new Set<ExecutionStatus>(['not_started', 'success', 'error', 'cancelled', 'unknown']);
 
-function emptyFacts(): CallFacts {
+function newCall(callId: string): CallRecord {
   return {
+    callId,
+    toolSpanOpen: false,
+    executionSpanOpen: false,
+    settled: false,
     toolName: undefined,
     lookupName: undefined,
     toolType: undefined,
@@ -170,9 +180,15 @@ export function observationFromFacts(callId: string, f: CallFacts): ToolCallObse
   };
 }
 
+function findCall(open: OpenBatch, callId: string): CallRecord | undefined {
+  const calls = open.calls;
+  for (let i = calls.length - 1; i >= 0; i--) if ((calls[i] as CallRecord).callId === callId) return calls[i];
+  return undefined;
+}
+
 function hasRunningCall(entry: PromptEntry): boolean {
   if (entry.open === undefined) return false;
-  for (const c of entry.open.calls.values()) if (c.toolSpanOpen || c.executionSpanOpen) return true;
+  for (const c of entry.open.calls) if (c.toolSpanOpen || c.executionSpanOpen) return true;
   return false;
 }
 
@@ -194,7 +210,7 @@ export class GuardEngine {
   constructor(settings: EngineSettings) {
     this._settings = settings;
     this._finished = new BoundedSet(settings.maxOpenPrompts);
-    this._evicted = new BoundedSet(Math.max(4096, 4 * settings.maxOpenPrompts));
+    this._evicted = new BoundedSet(Math.max(4096, settings.maxOpenPrompts));
     this._channelPrompts = new BoundedSet(2 * settings.maxOpenPrompts);
     this._modeOverrides = new BoundedMap(2 * settings.maxOpenPrompts);
   }
@@ -228,6 +244,11 @@ export class GuardEngine {
     if (entry !== undefined && !this._channelPrompts.has(promptId)) entry.mode = mode;
   }
 
+  /** The prompt's `qwen-code.message_type`, when the engine holds the prompt and knows it. */
+  messageTypeOf(promptId: string): string | undefined {
+    return this._prompts.get(promptId)?.messageType;
+  }
+
   /**
    * Whether a prompt is forced `off` whatever the mode: a channel prompt, or one whose
    * `qwen-code.message_type` is in `offMessageTypes`.
@@ -248,8 +269,10 @@ export class GuardEngine {
     const entry = this._entry(promptId);
     if (entry === undefined) return;
     if (info.sessionId !== undefined && entry.sessionId === undefined) entry.sessionId = info.sessionId;
+    if (info.traceId !== undefined && entry.traceId === undefined) entry.traceId = info.traceId;
     if (info.foreground === true) entry.foreground = true;
     if (info.messageType !== undefined) {
+      entry.messageType = info.messageType;
       if (this._settings.offMessageTypes.includes(info.messageType)) entry.mode = 'off';
       entry.route = info.messageType === 'userQuery' ? 'headless' : 'acp_foreground';
       entry.routeKnown = true;
@@ -275,7 +298,7 @@ export class GuardEngine {
     entry.foreground = true;
     entry.lastSeenMillis = this._settings.now();
     this._closeOpen(entry, false);
-    entry.open = { calls: new Map(), explicit: true, responseId: undefined, overflow: false, lastActivityMillis: timeMillis };
+    entry.open = { calls: [], explicit: true, responseId: undefined, overflow: false, lastActivityMillis: timeMillis };
   }
 
   /** Explicit end of the prompt's batch (the batch span ended). */
@@ -301,34 +324,34 @@ export class GuardEngine {
       update.responseId !== undefined &&
       open.responseId !== undefined &&
       open.responseId !== update.responseId &&
-      !open.calls.has(update.callId)
+      findCall(open, update.callId) === undefined
     ) {
       this._closeOpen(entry, false);
       open = entry.open;
     }
     if (open === undefined) {
-      open = { calls: new Map(), explicit: false, responseId: undefined, overflow: false, lastActivityMillis: update.timeMillis };
+      open = { calls: [], explicit: false, responseId: undefined, overflow: false, lastActivityMillis: update.timeMillis };
       entry.open = open;
     }
     if (update.responseId !== undefined && open.responseId === undefined) open.responseId = update.responseId;
     // Only headless qwen-code writes response_id on tool_call logs (wire reference §2.1).
     if (update.responseId !== undefined && !entry.routeKnown) entry.route = 'headless';
     open.lastActivityMillis = Math.max(open.lastActivityMillis, update.timeMillis);
-    let call = open.calls.get(update.callId);
+    let call = findCall(open, update.callId);
     if (call === undefined) {
-      if (open.calls.size >= this._settings.maxCallsPerBatch) {
+      if (open.calls.length >= this._settings.maxCallsPerBatch) {
         open.overflow = true;
         return;
       }
-      call = { callId: update.callId, toolSpanOpen: false, executionSpanOpen: false, settled: false, facts: emptyFacts() };
-      open.calls.set(update.callId, call);
+      call = newCall(update.callId);
+      open.calls.push(call);
     }
     if (update.opened === 'tool') call.toolSpanOpen = true;
     if (update.opened === 'execution') call.executionSpanOpen = true;
     if (update.closed === 'tool') call.toolSpanOpen = false;
     if (update.closed === 'execution') call.executionSpanOpen = false;
     if (update.settled === true) call.settled = true;
-    assign(call.facts, update.facts);
+    assign(call, update.facts);
   }
 
   /** Another loop protection stopped the prompt's turn: its final batch is not reduced. */
@@ -351,13 +374,13 @@ export class GuardEngine {
     entry.lastSeenMillis = this._settings.now();
     const open = entry.open;
     const unjudged =
-      open === undefined || open.calls.size === 0 || entry.mode === 'off' || !entry.foreground
+      open === undefined || open.calls.length === 0 || entry.mode === 'off' || !entry.foreground
         ? undefined
         : turnCancelled
           ? 'turn_cancelled'
           : entry.stoppedByOther
             ? 'other_loop_stop'
-            : [...open.calls.values()].some((c) => c.facts.terminalStatus === 'cancelled')
+            : open.calls.some((c) => c.terminalStatus === 'cancelled')
               ? 'cancelled_call'
               : undefined;
     if (unjudged !== undefined) {
@@ -422,6 +445,8 @@ export class GuardEngine {
       mode: this._channelPrompts.has(promptId) ? 'off' : (this._modeOverrides.get(promptId) ?? this._settings.mode),
       route: 'acp_foreground',
       routeKnown: false,
+      messageType: undefined,
+      traceId: undefined,
       sessionId: undefined,
       foreground: false,
       state: initialGuardState(),
@@ -445,12 +470,12 @@ export class GuardEngine {
     const open = entry.open;
     if (open === undefined) return;
     entry.open = undefined;
-    if (open.calls.size === 0 && !open.overflow) return;
+    if (open.calls.length === 0 && !open.overflow) return;
     const observations: ToolCallObservation[] = [];
     let complete = !open.overflow;
-    for (const call of open.calls.values()) {
+    for (const call of open.calls) {
       if (call.toolSpanOpen || call.executionSpanOpen || !call.settled) complete = false;
-      observations.push(observationFromFacts(call.callId, call.facts));
+      observations.push(observationFromFacts(call.callId, call));
       entry.closedCalls ??= new BoundedSet(MAX_CLOSED_CALLS_PER_PROMPT);
       entry.closedCalls.add(call.callId);
     }
@@ -512,6 +537,13 @@ export class GuardEngine {
     this._modeOverrides.delete(entry.promptId);
     if (evicted) this._evicted.add(entry.promptId);
     else this._finished.add(entry.promptId);
+    for (const l of this._listeners) {
+      try {
+        l.onPromptForgotten?.(entry.promptId, entry.traceId);
+      } catch (err) {
+        this._settings.reportError(err);
+      }
+    }
   }
 
   private _evict(entry: PromptEntry, reason: EvictionReason): void {

@@ -84,7 +84,7 @@ export type {
   RepetitionWarnedState,
   ResolvedRepetitionConfig,
 } from './repetition-reducer.js';
-export { argumentsFingerprint, canonicalJson, parseArgumentsJson } from './canonical-json.js';
+export { argumentsFingerprint, argumentsTextFingerprint, canonicalJson, parseArgumentsJson } from './canonical-json.js';
 export type { ArgumentsParseFailed, ArgumentsParseOk, ArgumentsParseResult } from './canonical-json.js';
 export { isReportedRepetitionDecision, RepetitionEngine, sessionKeyOf } from './repetition-engine.js';
 export type { RepetitionCall, RepetitionDecisionRecord, RepetitionEngineSettings, RepetitionListener } from './repetition-engine.js';

@@ -47,4 +47,6 @@ export interface PromptInfo {
   readonly sessionId?: string;
   /** True when the record proves a foreground prompt (interaction span, interaction llm_request, api_request). */
   readonly foreground?: boolean;
+  /** The prompt's trace, so the profile's trace index can forget it with the prompt. */
+  readonly traceId?: string;
 }

@@ -61,14 +61,18 @@ const NO_ACTION: GuardAction = { type: 'none' };
 const REMIND_ACTION: GuardAction = { type: 'remind', text: REPEATED_TOOL_FAILURE_REMINDER };
 const STOP_ACTION: GuardAction = { type: 'stop', text: REPEATED_TOOL_FAILURE_STOP_TEXT };
 
+/** Shared by every fresh prompt (states are immutable). */
+const INITIAL_STATE: IdleGuardState = Object.freeze({ phase: 'idle', nextCandidateOrdinal: 1, enforcementDisabled: false });
+
 /**
  * The state a fresh prompt starts in.
  *
  * @returns `{ phase: 'idle', nextCandidateOrdinal: 1, enforcementDisabled: false }`
  */
 export function initialGuardState(): IdleGuardState {
-  return { phase: 'idle', nextCandidateOrdinal: 1, enforcementDisabled: false };
+  return INITIAL_STATE;
 }
+
 
 function candidateFields(state: GuardState): Pick<CandidateFields, 'failureCount' | 'batchCount' | 'candidateOrdinal'> {
   switch (state.phase) {

@@ -3,8 +3,8 @@
  * memory and dropped at once, and decisions reported to listeners. Arguments and fingerprints never
  * leave this module.
  */
-import { BoundedSet, trimOldest } from './bounded.js';
-import { argumentsFingerprint, parseArgumentsJson } from './canonical-json.js';
+import { trimOldest } from './bounded.js';
+import { argumentsFingerprint, argumentsTextFingerprint } from './canonical-json.js';
 import { INITIAL_REPETITION_STATE, reduceRepetition } from './repetition-reducer.js';
 import type { RepetitionAction, RepetitionConfig, RepetitionOutcome, RepetitionState } from './repetition-reducer.js';
 import type { GuardRoute } from './semconv.js';
@@ -69,11 +69,12 @@ interface SessionEntry {
   promptId: string | undefined;
   hookDriven: boolean;
   lastSeenMillis: number;
-  readonly seenCalls: BoundedSet<string>;
+  /** The last two call ids counted, so a call seen on both its span and its log counts once. */
+  lastCallId: string | undefined;
+  previousCallId: string | undefined;
 }
 
 const NO_ACTION: RepetitionAction = { type: 'none' };
-const MAX_SEEN_CALLS = 1024;
 
 /** Session key of a call: `session.id`, else the part of a qwen-code prompt id before `########`. */
 export function sessionKeyOf(sessionId: string | undefined, promptId: string): string {
@@ -160,7 +161,8 @@ export class RepetitionEngine {
         promptId: undefined,
         hookDriven: false,
         lastSeenMillis: 0,
-        seenCalls: new BoundedSet(MAX_SEEN_CALLS),
+        lastCallId: undefined,
+        previousCallId: undefined,
       };
       this._sessions.set(key, entry);
     }
@@ -171,8 +173,9 @@ export class RepetitionEngine {
   private _reduce(entry: SessionEntry, call: RepetitionCall, source: RepetitionDecisionRecord['source']): RepetitionOutcome | undefined {
     const key = sessionKeyOf(call.sessionId, call.promptId);
     if (call.callId !== undefined) {
-      if (entry.seenCalls.has(call.callId)) return undefined;
-      entry.seenCalls.add(call.callId);
+      if (entry.lastCallId === call.callId || entry.previousCallId === call.callId) return undefined;
+      entry.previousCallId = entry.lastCallId;
+      entry.lastCallId = call.callId;
     }
     const { config } = this._settings;
     const mode: GuardMode = source === 'telemetry' && !this._settings.telemetryCanAct ? 'shadow' : this._settings.mode;
@@ -195,10 +198,7 @@ export class RepetitionEngine {
    */
   private _fingerprint(call: RepetitionCall): string {
     try {
-      if (call.argsAreJsonText && typeof call.args === 'string') {
-        const parsed = parseArgumentsJson(call.args);
-        return argumentsFingerprint(call.toolName, parsed.ok ? parsed.value : { raw: call.args });
-      }
+      if (call.argsAreJsonText && typeof call.args === 'string') return argumentsTextFingerprint(call.toolName, call.args);
       return argumentsFingerprint(call.toolName, call.args);
     } catch {
       if (call.argsAreJsonText && typeof call.args === 'string') return argumentsFingerprint(call.toolName, { raw: call.args });

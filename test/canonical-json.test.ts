@@ -1,7 +1,9 @@
+import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import {
   argumentsFingerprint,
+  argumentsTextFingerprint,
   canonicalJson,
   parseArgumentsJson,
 } from '../src/canonical-json.js';
@@ -54,8 +56,10 @@ describe('canonicalJson', () => {
 describe('argumentsFingerprint', () => {
   const base = argumentsFingerprint('acp_status', { scope: 'uncompressed', view: 'ranges' });
 
-  it('is a SHA-256 hex digest', () => {
-    expect(base).toMatch(/^[0-9a-f]{64}$/);
+  it('is the first 96 bits of the SHA-256 digest of tool + NUL + canonical JSON, base64url', () => {
+    expect(base).toMatch(/^[A-Za-z0-9_-]{16}$/);
+    const full = createHash('sha256').update('acp_status\u0000{"scope":"uncompressed","view":"ranges"}').digest();
+    expect(base).toBe(full.subarray(0, 12).toString('base64url'));
   });
 
   type FingerprintCase = { readonly desc: string; readonly tool: string; readonly args: unknown; readonly same: boolean };
@@ -83,5 +87,20 @@ describe('parseArgumentsJson', () => {
   ])('$desc', ({ text, expected }) => {
     // The attribute may hold any type at runtime; the function is typed for strings.
     expect(parseArgumentsJson(text as string)).toStrictEqual(expected);
+  });
+});
+
+describe('argumentsTextFingerprint', () => {
+  it.each([
+    ['pretty, keys out of order', '{\n  "view": "ranges",\n  "scope": "uncompressed"\n}', { scope: 'uncompressed', view: 'ranges' }],
+    ['nested objects and arrays', '{"b":[{"z":1,"a":[true,null,"é"]}],"a":{"y":2.5,"x":-0}}', { a: { x: 0, y: 2.5 }, b: [{ a: [true, null, 'é'], z: 1 }] }],
+    ['a bare string', '"x"', 'x'],
+    ['unicode keys', '{"é":1,"e":2,"Z":3}', { Z: 3, e: 2, é: 1 }],
+  ])('%s: equals the fingerprint of the parsed value', (_d, text, value) => {
+    expect(argumentsTextFingerprint('t', text)).toBe(argumentsFingerprint('t', value));
+  });
+
+  it('text that is not JSON is fingerprinted as { raw }', () => {
+    expect(argumentsTextFingerprint('t', 'not json')).toBe(argumentsFingerprint('t', { raw: 'not json' }));
   });
 });

@@ -16,7 +16,7 @@ const SHADOW = ['tracked', 'tracked', 'tracked', 'would_warn', 'would_stop', 'no
 
 function shiftAfter(records: RecordBatch, fromMillis: number, byMillis: number): void {
   const shift = (t: readonly [number, number]): [number, number] => {
-    const ms = hrTimeToMillis(t);
+    const ms = hrTimeToMillis([t[0], t[1]]);
     if (ms < fromMillis) return [t[0], t[1]];
     const n = ms + byMillis;
     return [Math.floor(n / 1000), Math.round((n % 1000) * 1e6)];

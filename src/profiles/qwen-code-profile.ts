@@ -53,6 +53,7 @@ import { hrTimeToMillis, stringAttr } from '../wire-profile.js';
 import type { LogRecordView, SpanView, WireProfile } from '../wire-profile.js';
 
 const TRACKED = 65_536;
+const SESSIONS_TRACKED = 16_384;
 const INVALID_TRACE_ID = '00000000000000000000000000000000';
 
 function toolType(v: unknown): ToolType | undefined {
@@ -64,10 +65,9 @@ export class QwenCodeProfile implements WireProfile {
   readonly name = 'qwen-code';
   private readonly _engine: GuardEngine;
   private readonly _repetition: RepetitionEngine | undefined;
-  private readonly _messageTypes = new BoundedMap<string, string>(TRACKED);
   private readonly _traceToPrompt = new BoundedMap<string, string>(TRACKED);
   /** Sessions whose interaction llm_request spans are seen: their api_request logs are not boundaries. */
-  private readonly _spanSessions = new BoundedSet<string>(TRACKED);
+  private readonly _spanSessions = new BoundedSet<string>(SESSIONS_TRACKED);
   /** Whether any out-of-scope (subagent-internal or nested) span was seen: the sets are empty until then. */
   private _anyOutOfScope = false;
   private readonly _outOfScopeSpans = new BoundedSet<string>(TRACKED);
@@ -80,6 +80,12 @@ export class QwenCodeProfile implements WireProfile {
   constructor(engine: GuardEngine, repetition?: RepetitionEngine) {
     this._engine = engine;
     this._repetition = repetition;
+    // The trace index forgets a prompt with the engine.
+    engine.addListener({
+      onPromptForgotten: (promptId, traceId) => {
+        if (traceId !== undefined && this._traceToPrompt.get(traceId) === promptId) this._traceToPrompt.delete(traceId);
+      },
+    });
   }
 
   onSpanStart(span: SpanView): void {
@@ -157,14 +163,14 @@ export class QwenCodeProfile implements WireProfile {
     this._remember(span.spanContext().traceId, promptId);
     if (!starting) return promptId;
     const sessionId = stringAttr(attrs, ATTR_SESSION_ID);
+    const traceId = span.spanContext().traceId;
     if (isInteraction) {
       const messageType = stringAttr(attrs, ATTR_QWEN_MESSAGE_TYPE);
-      if (messageType !== undefined) this._messageTypes.set(promptId, messageType);
-      this._engine.observePrompt(promptId, { sessionId, messageType, foreground: true });
+      this._engine.observePrompt(promptId, { sessionId, messageType, foreground: true, traceId });
       return promptId;
     }
     this._spanSessions.add(sessionKeyOf(sessionId, promptId));
-    this._engine.observePrompt(promptId, { sessionId });
+    this._engine.observePrompt(promptId, { sessionId, traceId });
     this._engine.boundary(promptId);
     return promptId;
   }
@@ -229,7 +235,7 @@ export class QwenCodeProfile implements WireProfile {
     sessionId: string | undefined,
   ): void {
     if (this._repetition === undefined) return;
-    const messageType = this._messageTypes.get(promptId);
+    const messageType = this._engine.messageTypeOf(promptId);
     if (this._engine.isForcedOff(promptId, messageType)) return;
     const route: GuardRoute = messageType === 'userQuery' ? 'headless' : 'acp_foreground';
     this._repetition.observeCall({
