@@ -142,22 +142,8 @@ export class GuardTelemetry implements EngineListener, RepetitionListener {
       attributes: decisionLogAttributes(d, this._eventName, metricAttributes),
     });
     if (d.outcome.decision === 'stopped') {
-      const attrs: Attributes = {
-        [ATTR_EVENT_NAME]: EVENT_LOOP_DETECTED,
-        [ATTR_EVENT_TIMESTAMP]: new Date(d.decidedAtMillis).toISOString(),
-        [ATTR_LOOP_TYPE]: LOOP_TYPE_REPEATED_TOOL_EXECUTION_FAILURE,
-        [ATTR_PROMPT_ID]: d.promptId,
-        [`${this._options.namespace}.${RUM_EXCLUDE_SUFFIX}`]: true,
-      };
-      if (d.sessionId !== undefined) attrs[ATTR_SESSION_ID] = d.sessionId;
-      this._logger?.emit({
-        eventName: EVENT_LOOP_DETECTED,
-        timestamp: d.decidedAtMillis,
-        severityNumber: SeverityNumber.WARN,
-        severityText: 'WARN',
-        body: `Loop detected. Type: ${LOOP_TYPE_REPEATED_TOOL_EXECUTION_FAILURE}.`,
-        attributes: attrs,
-      });
+      // The design keeps the guard's stop out of QwenLogger/RUM: the marker lets a collector route it.
+      this._emitLoop(LOOP_TYPE_REPEATED_TOOL_EXECUTION_FAILURE, d.promptId, d.sessionId, d.decidedAtMillis, true);
     }
   }
 
@@ -166,32 +152,42 @@ export class GuardTelemetry implements EngineListener, RepetitionListener {
     const attrs = repetitionMetricAttributes(r);
     this._repetitionCounter?.add(1, attrs);
     const eventName = `${this._options.namespace}.${REPETITION_EVENT_SUFFIX}`;
-    const timestamp = new Date(r.decidedAtMillis).toISOString();
     this._logger?.emit({
       eventName,
       timestamp: r.decidedAtMillis,
       severityNumber: SeverityNumber.INFO,
       severityText: 'INFO',
       body: `Tool call repetition guard decision: ${r.outcome.decision}.`,
-      attributes: { [ATTR_EVENT_NAME]: eventName, [ATTR_EVENT_TIMESTAMP]: timestamp, [ATTR_PROMPT_ID]: r.promptId, ...attrs },
+      attributes: {
+        [ATTR_EVENT_NAME]: eventName,
+        [ATTR_EVENT_TIMESTAMP]: new Date(r.decidedAtMillis).toISOString(),
+        [ATTR_PROMPT_ID]: r.promptId,
+        ...attrs,
+      },
     });
     if (r.outcome.decision === 'aborted') {
-      const loop: Attributes = {
-        [ATTR_EVENT_NAME]: EVENT_LOOP_DETECTED,
-        [ATTR_EVENT_TIMESTAMP]: timestamp,
-        [ATTR_LOOP_TYPE]: LOOP_TYPE_CONSECUTIVE_IDENTICAL_TOOL_CALLS,
-        [ATTR_PROMPT_ID]: r.promptId,
-      };
-      if (r.sessionId !== undefined) loop[ATTR_SESSION_ID] = r.sessionId;
-      this._logger?.emit({
-        eventName: EVENT_LOOP_DETECTED,
-        timestamp: r.decidedAtMillis,
-        severityNumber: SeverityNumber.WARN,
-        severityText: 'WARN',
-        body: `Loop detected. Type: ${LOOP_TYPE_CONSECUTIVE_IDENTICAL_TOOL_CALLS}.`,
-        attributes: loop,
-      });
+      this._emitLoop(LOOP_TYPE_CONSECUTIVE_IDENTICAL_TOOL_CALLS, r.promptId, r.sessionId, r.decidedAtMillis, false);
     }
+  }
+
+  /** One `loop_detected` event (wire reference §2.3), optionally marked to stay out of RUM. */
+  private _emitLoop(loopType: string, promptId: string, sessionId: string | undefined, timeMillis: number, rumExclude: boolean): void {
+    const attrs: Attributes = {
+      [ATTR_EVENT_NAME]: EVENT_LOOP_DETECTED,
+      [ATTR_EVENT_TIMESTAMP]: new Date(timeMillis).toISOString(),
+      [ATTR_LOOP_TYPE]: loopType,
+      [ATTR_PROMPT_ID]: promptId,
+    };
+    if (rumExclude) attrs[`${this._options.namespace}.${RUM_EXCLUDE_SUFFIX}`] = true;
+    if (sessionId !== undefined) attrs[ATTR_SESSION_ID] = sessionId;
+    this._logger?.emit({
+      eventName: EVENT_LOOP_DETECTED,
+      timestamp: timeMillis,
+      severityNumber: SeverityNumber.WARN,
+      severityText: 'WARN',
+      body: `Loop detected. Type: ${loopType}.`,
+      attributes: attrs,
+    });
   }
 
   onEviction(_promptId: string, reason: EvictionReason): void {

@@ -103,16 +103,18 @@ function objectRanges(text: string, file: string): Array<[number, number]> {
   return ranges;
 }
 
+/** The parsed `[seconds, nanos]` pair itself (freshly parsed, owned by nobody else), when valid. */
 function hr(v: unknown): HrTime | undefined {
-  return Array.isArray(v) && v.length === 2 && typeof v[0] === 'number' && typeof v[1] === 'number' ? [v[0], v[1]] : undefined;
+  return Array.isArray(v) && v.length === 2 && typeof v[0] === 'number' && typeof v[1] === 'number' ? (v as HrTime) : undefined;
 }
 
 function ctx(v: unknown): SpanContext | undefined {
   if (typeof v !== 'object' || v === null) return undefined;
   const o = v as Json;
-  return typeof o.traceId === 'string' && typeof o.spanId === 'string'
-    ? { traceId: o.traceId, spanId: o.spanId, traceFlags: typeof o.traceFlags === 'number' ? o.traceFlags : 1 }
-    : undefined;
+  if (typeof o.traceId !== 'string' || typeof o.spanId !== 'string') return undefined;
+  // A parsed SDK span context already has this shape: use it as is.
+  if (typeof o.traceFlags === 'number') return o as unknown as SpanContext;
+  return { traceId: o.traceId, spanId: o.spanId, traceFlags: 1 };
 }
 
 function scopeName(o: Json): string {
