@@ -6,28 +6,22 @@
  *
  * Runs under vitest.e2e.config.ts (`npm run test:e2e`).
  */
-import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
-import type { Attributes } from '@opentelemetry/api';
-import type { LogAttributes, LogBody } from '@opentelemetry/api-logs';
-import { ExportResultCode, hrTimeDuration } from '@opentelemetry/core';
+import { ExportResultCode } from '@opentelemetry/core';
 import type { ExportResult } from '@opentelemetry/core';
 import { OTLPLogExporter } from '@opentelemetry/exporter-logs-otlp-http';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { resourceFromAttributes } from '@opentelemetry/resources';
-import type { ReadableLogRecord } from '@opentelemetry/sdk-logs';
-import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RecordedLog, RecordedSpan } from '../../src/replay/records.js';
 import { parseTelemetryText } from '../../src/replay/telemetry-file.js';
 import { startGuardServer } from '../../src/serve/guard-server.js';
 import type { GuardServer } from '../../src/serve/guard-server.js';
 import { ensureCollectorBuilt, startCollector } from './collector-process.js';
 import type { RunningCollector } from './collector-process.js';
 import { readOutputFiles } from './otlp-files.js';
+import { toReadableLog, toReadableSpan } from '../helpers/recorded.js';
 import type { Item, OutputFiles } from './otlp-files.js';
 
 const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -79,8 +73,8 @@ describe('serve in front of collector-config/otelcol.yaml, fed a real qwen-code 
       try {
         // The span and log streams go out at once, as two OTLP/HTTP JSON requests.
         await Promise.all([
-          exportAll(new OTLPTraceExporter({ url: `${server.url}/v1/traces`, timeoutMillis: EXPORT_TIMEOUT_MILLIS }), toReadableSpans(capture.spans)),
-          exportAll(new OTLPLogExporter({ url: `${server.url}/v1/logs`, timeoutMillis: EXPORT_TIMEOUT_MILLIS }), toReadableLogs(capture.logs)),
+          exportAll(new OTLPTraceExporter({ url: `${server.url}/v1/traces`, timeoutMillis: EXPORT_TIMEOUT_MILLIS }), capture.spans.map(toReadableSpan)),
+          exportAll(new OTLPLogExporter({ url: `${server.url}/v1/logs`, timeoutMillis: EXPORT_TIMEOUT_MILLIS }), capture.logs.map(toReadableLog)),
         ]);
         // The grace passes and serve's own timer releases and judges everything, before close().
         const running = server;
@@ -174,53 +168,6 @@ function decisionsOf(server: GuardServer): string[] {
 }
 
 // ---- the capture, as the SDK's exporters see it ----
-
-const CAPTURE_RESOURCE = resourceFromAttributes({ 'service.name': 'qwen-code', 'service.version': '0.24.4' });
-const scopes = new Map<string, { name: string }>();
-/** One scope object per name: the log serializer groups records by scope identity. */
-function scope(name: string): { name: string } {
-  let s = scopes.get(name);
-  if (s === undefined) scopes.set(name, (s = { name }));
-  return s;
-}
-
-/** Recorded spans as finished SDK spans (kind and status are not part of the recorded view). */
-function toReadableSpans(spans: readonly RecordedSpan[]): ReadableSpan[] {
-  return spans.map((s) => ({
-    name: s.name,
-    kind: SpanKind.INTERNAL,
-    spanContext: () => s.spanContext(),
-    parentSpanContext: s.parentSpanContext,
-    startTime: s.startTime,
-    endTime: s.endTime,
-    status: { code: SpanStatusCode.UNSET },
-    attributes: s.attributes as Attributes,
-    links: [],
-    events: [],
-    duration: hrTimeDuration(s.startTime, s.endTime),
-    ended: true,
-    resource: CAPTURE_RESOURCE,
-    instrumentationScope: scope(s.scopeName),
-    droppedAttributesCount: 0,
-    droppedEventsCount: 0,
-    droppedLinksCount: 0,
-  }));
-}
-
-/** Recorded log records as emitted SDK log records. */
-function toReadableLogs(logs: readonly RecordedLog[]): ReadableLogRecord[] {
-  return logs.map((l) => ({
-    hrTime: l.hrTime,
-    hrTimeObserved: l.hrTime,
-    spanContext: l.spanContext,
-    body: l.body as LogBody,
-    eventName: l.eventName,
-    resource: CAPTURE_RESOURCE,
-    instrumentationScope: scope(l.instrumentationScope.name),
-    attributes: l.attributes as LogAttributes,
-    droppedAttributesCount: 0,
-  }));
-}
 
 /** One `export()` through a real OTLP/HTTP exporter; rejects unless the receiver answered with success. */
 async function exportAll<T>(

@@ -3,6 +3,7 @@ import { resourceFromAttributes } from '@opentelemetry/resources';
 import type { ReadableLogRecord } from '@opentelemetry/sdk-logs';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
+import { hrTimeDuration } from '@opentelemetry/core';
 import { parseTelemetryText } from '../../src/replay/telemetry-file.js';
 import type { RecordBatch, RecordedLog, RecordedSpan } from '../../src/replay/records.js';
 
@@ -17,14 +18,18 @@ export function loadFixture(name: string): RecordBatch {
 }
 
 const resource = resourceFromAttributes({ 'service.name': 'qwen-code', 'service.version': '0.24.4' });
+const scopes = new Map<string, { name: string }>();
+
+/** One scope object per name: the OTLP serializers group records by scope identity. */
+function scope(name: string): { name: string } {
+  const key = name || 'qwen-code';
+  let s = scopes.get(key);
+  if (s === undefined) scopes.set(key, (s = { name: key }));
+  return s;
+}
 
 /** A recorded span as the SDK's ReadableSpan, so real OTLP exporters can send it. */
 export function toReadableSpan(s: RecordedSpan): ReadableSpan {
-  const duration: [number, number] = [s.endTime[0] - s.startTime[0], s.endTime[1] - s.startTime[1]];
-  if (duration[1] < 0) {
-    duration[0] -= 1;
-    duration[1] += 1e9;
-  }
   return {
     name: s.name,
     kind: SpanKind.INTERNAL,
@@ -36,10 +41,10 @@ export function toReadableSpan(s: RecordedSpan): ReadableSpan {
     attributes: s.attributes as ReadableSpan['attributes'],
     links: [],
     events: [],
-    duration,
+    duration: hrTimeDuration(s.startTime, s.endTime),
     ended: true,
     resource,
-    instrumentationScope: { name: s.scopeName || 'qwen-code' },
+    instrumentationScope: scope(s.scopeName),
     droppedAttributesCount: 0,
     droppedEventsCount: 0,
     droppedLinksCount: 0,
@@ -55,7 +60,7 @@ export function toReadableLog(l: RecordedLog): ReadableLogRecord {
     body: l.body,
     attributes: l.attributes as ReadableLogRecord['attributes'],
     resource,
-    instrumentationScope: { name: l.instrumentationScope.name || 'qwen-code' },
+    instrumentationScope: scope(l.instrumentationScope.name),
     droppedAttributesCount: 0,
     eventName: l.eventName,
   } as ReadableLogRecord;
