@@ -73,13 +73,43 @@ export function argumentsFingerprint(toolName: string, args: unknown): string {
  */
 export function argumentsTextFingerprint(toolName: string, text: string): string {
   let canonical: string;
+  let value: unknown;
   try {
-    canonical = JSON.stringify(JSON.parse(text), sortKeys) ?? 'null';
+    value = JSON.parse(text);
+  } catch {
+    return canonicalFingerprint(toolName, canonicalJson({ raw: text }));
+  }
+  try {
+    canonical = (isSortedFlat(value) ? JSON.stringify(value) : JSON.stringify(value, sortKeys)) ?? 'null';
   } catch (err) {
-    if (err instanceof RangeError) throw err;
-    canonical = canonicalJson({ raw: text });
+    // Array-index-like keys ("0", "10") cannot be reordered in a JS object: serialise by hand.
+    if (err !== INDEX_KEY) throw err;
+    canonical = canonicalJson(value);
   }
   return canonicalFingerprint(toolName, canonical);
+}
+
+/** Keys a JS object always orders numerically (array indices), whatever the insertion order. */
+const INDEX_LIKE = /^(?:0|[1-9]\d{0,9})$/;
+const INDEX_KEY = new Error('index-like key');
+
+/**
+ * True for a primitive, or a plain object whose keys are already in sorted order and whose values
+ * are all primitives (the common shape of tool arguments): the engine's plain `JSON.stringify` is
+ * then already canonical, without a replacer call per value.
+ */
+function isSortedFlat(value: unknown): boolean {
+  if (value === null || typeof value !== 'object') return true;
+  if (Array.isArray(value)) return false;
+  let previous: string | undefined;
+  for (const k in value) {
+    if (INDEX_LIKE.test(k)) return false;
+    if (previous !== undefined && !(previous < k)) return false;
+    const v = (value as Record<string, unknown>)[k];
+    if (v !== null && typeof v === 'object') return false;
+    previous = k;
+  }
+  return true;
 }
 
 /** `JSON.stringify` replacer that rebuilds plain objects with sorted keys (UTF-16 order, as canonicalJson). */
@@ -87,6 +117,7 @@ function sortKeys(_key: string, value: unknown): unknown {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) return value;
   const keys = Object.keys(value);
   if (keys.length < 2) return value;
+  for (const k of keys) if (INDEX_LIKE.test(k)) throw INDEX_KEY;
   keys.sort();
   const out: Record<string, unknown> = {};
   for (const k of keys) out[k] = (value as Record<string, unknown>)[k];

@@ -96,11 +96,25 @@ describe('argumentsTextFingerprint', () => {
     ['nested objects and arrays', '{"b":[{"z":1,"a":[true,null,"é"]}],"a":{"y":2.5,"x":-0}}', { a: { x: 0, y: 2.5 }, b: [{ a: [true, null, 'é'], z: 1 }] }],
     ['a bare string', '"x"', 'x'],
     ['unicode keys', '{"é":1,"e":2,"Z":3}', { Z: 3, e: 2, é: 1 }],
+    ['array-index-like keys', '{"9":"a","10":"b","x":{"2":1,"1":2}}', { 10: 'b', 9: 'a', x: { 1: 2, 2: 1 } }],
+    ['sorted flat object', '{"a":1,"b":"two","c":null}', { c: null, b: 'two', a: 1 }],
   ])('%s: equals the fingerprint of the parsed value', (_d, text, value) => {
     expect(argumentsTextFingerprint('t', text)).toBe(argumentsFingerprint('t', value));
   });
 
   it('text that is not JSON is fingerprinted as { raw }', () => {
     expect(argumentsTextFingerprint('t', 'not json')).toBe(argumentsFingerprint('t', { raw: 'not json' }));
+  });
+});
+
+describe('argumentsTextFingerprint (property)', () => {
+  it('equals argumentsFingerprint of the parsed value for arbitrary JSON, pretty or compact', () => {
+    fc.assert(
+      fc.property(fc.jsonValue(), fc.boolean(), (value, pretty) => {
+        const text = JSON.stringify(value, null, pretty ? 2 : undefined);
+        expect(argumentsTextFingerprint('tool', text)).toBe(argumentsFingerprint('tool', JSON.parse(text)));
+      }),
+      { numRuns: 300 },
+    );
   });
 });
