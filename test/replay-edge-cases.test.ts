@@ -132,3 +132,29 @@ describe('replay edge cases', () => {
     expect(compareWithInTree(r.decisions, r.inTree).total).toBe(0);
   });
 });
+
+describe('scope of calls', () => {
+  it('a tool span whose parent is not the interaction span (a subagent\'s, seen or not) never joins the foreground batch', async () => {
+    const records = loadFixture('acp-shadow-drain');
+    const interaction = records.spans.find((s) => s.name === 'qwen-code.interaction') as RecordedSpan;
+    const firstTool = records.spans.find((s) => s.name === 'qwen-code.tool' && s.attributes['tool.call_id'] === 'call_r2_0') as RecordedSpan;
+    const traceId = interaction.spanContext().traceId;
+    // a subagent's tool call inside batch 2, parented under a subagent span that never arrives
+    const t = firstTool.startTime;
+    records.spans.push(
+      new RecordedSpan({
+        name: 'qwen-code.tool',
+        attributes: { 'tool.call_id': 'sub_call_1', 'gen_ai.tool.name': 'read_file' },
+        spanContext: { traceId, spanId: 'abcdefabcdef0001', traceFlags: 1 },
+        parentSpanContext: { traceId, spanId: 'abcdefabcdef0000', traceFlags: 1 },
+        startTime: t,
+        endTime: t,
+        scopeName: 'qwen-code',
+      }),
+    );
+    const r = await replayRecords(records);
+    expect(decisions(r)).toEqual(SHADOW);
+    expect(r.decisions.every((d) => d.receipt.complete)).toBe(true);
+    expect(r.decisions[1]?.receipt.observations.map((o) => o.callId)).toEqual(['call_r2_0', 'call_r2_1']);
+  });
+});

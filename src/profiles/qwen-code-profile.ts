@@ -66,6 +66,8 @@ export class QwenCodeProfile implements WireProfile {
   private readonly _engine: GuardEngine;
   private readonly _repetition: RepetitionEngine | undefined;
   private readonly _traceToPrompt = new BoundedMap<string, string>(TRACKED);
+  /** Trace → span id of its interaction span: foreground tool spans are its direct children. */
+  private readonly _traceInteraction = new BoundedMap<string, string>(TRACKED);
   /** Sessions whose interaction llm_request spans are seen: their api_request logs are not boundaries. */
   private readonly _spanSessions = new BoundedSet<string>(SESSIONS_TRACKED);
   /** Whether any out-of-scope (subagent-internal or nested) span was seen: the sets are empty until then. */
@@ -83,7 +85,10 @@ export class QwenCodeProfile implements WireProfile {
     // The trace index forgets a prompt with the engine.
     engine.addListener({
       onPromptForgotten: (promptId, traceId) => {
-        if (traceId !== undefined && this._traceToPrompt.get(traceId) === promptId) this._traceToPrompt.delete(traceId);
+        if (traceId !== undefined && this._traceToPrompt.get(traceId) === promptId) {
+          this._traceToPrompt.delete(traceId);
+          this._traceInteraction.delete(traceId);
+        }
       },
     });
   }
@@ -162,8 +167,13 @@ export class QwenCodeProfile implements WireProfile {
     if (!isInteraction && context !== undefined && context !== 'interaction') return undefined;
     this._remember(span.spanContext().traceId, promptId);
     if (!starting) return promptId;
-    const sessionId = stringAttr(attrs, ATTR_SESSION_ID);
+    // The interaction span is the interaction itself, or an interaction model request's parent.
+    const interactionSpanId = isInteraction ? span.spanContext().spanId : span.parentSpanContext?.spanId;
     const traceId = span.spanContext().traceId;
+    if (interactionSpanId !== undefined && (isInteraction || this._traceInteraction.get(traceId) === undefined)) {
+      this._traceInteraction.set(traceId, interactionSpanId);
+    }
+    const sessionId = stringAttr(attrs, ATTR_SESSION_ID);
     if (isInteraction) {
       const messageType = stringAttr(attrs, ATTR_QWEN_MESSAGE_TYPE);
       this._engine.observePrompt(promptId, { sessionId, messageType, foreground: true, traceId });
@@ -181,11 +191,15 @@ export class QwenCodeProfile implements WireProfile {
     if (callId === undefined) return;
     const ctx = span.spanContext();
     const isTool = span.name === SPAN_TOOL;
+    const parentId = span.parentSpanContext?.spanId;
     if (
       (isTool && (attrs[ATTR_PARENT_CALL_ID] !== undefined || attrs['tool.parent_call_id'] !== undefined)) ||
+      // A foreground call's tool span is a direct child of the interaction span; a tool span under
+      // anything else (a subagent span, another tool) is out of scope, even if that parent is unseen.
+      (isTool && parentId !== undefined && this._isNotInteractionChild(ctx.traceId, parentId)) ||
       (this._anyOutOfScope &&
         (this._outOfScopeCalls.has(`${ctx.traceId}/${callId}`) ||
-          (span.parentSpanContext !== undefined && this._outOfScopeSpans.has(span.parentSpanContext.spanId))))
+          (parentId !== undefined && this._outOfScopeSpans.has(parentId))))
     ) {
       this._anyOutOfScope = true;
       this._outOfScopeSpans.add(ctx.spanId);
@@ -290,6 +304,11 @@ export class QwenCodeProfile implements WireProfile {
     if (typeof args === 'string' && name !== undefined) {
       this._observeRepetition(promptId, callId, name, args, toolType(attrs[ATTR_TOOL_TYPE]), sessionId);
     }
+  }
+
+  private _isNotInteractionChild(traceId: string, parentId: string): boolean {
+    const interaction = this._traceInteraction.get(traceId);
+    return interaction !== undefined && interaction !== parentId;
   }
 
   private _remember(traceId: string | undefined, promptId: string): void {
