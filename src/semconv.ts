@@ -103,18 +103,29 @@ export const LOOP_TYPE_REPEATED_TOOL_EXECUTION_FAILURE = 'repeated_tool_executio
  */
 export const RUM_EXCLUDE_SUFFIX = 'rum.exclude';
 
-/** Guard log / metric attribute keys. §2.2 */
+/** Guard log / metric attribute keys. §2.2. `route`: `acp_foreground` (or `headless`). */
 export const ATTR_ROUTE = 'route';
+/** `shadow | warn | enforce`. §2.2 */
 export const ATTR_MODE = 'mode';
+/** Phase before the transition: `idle | tracking | warned | latched`. §2.2 */
 export const ATTR_PHASE_BEFORE = 'phase_before';
+/** Phase after the transition. §2.2 */
 export const ATTR_PHASE_AFTER = 'phase_after';
+/** `reset | tracked | would_warn | warned | would_stop | stopped` (repetition breaker: `would_abort | aborted` too). §2.2 */
 export const ATTR_DECISION = 'decision';
+/** `0 | 1-2 | 3-4 | 5-7 | 8+`. §2.2 */
 export const ATTR_FAILURE_COUNT_BUCKET = 'failure_count_bucket';
+/** `0 | 1 | 2 | 3+`. §2.2 */
 export const ATTR_BATCH_COUNT_BUCKET = 'batch_count_bucket';
+/** Prompt-local candidate ordinal; diagnostic log only, never a metric label. §2.2 */
 export const ATTR_CANDIDATE_ORDINAL = 'candidate_ordinal';
+/** On resets only. §2.2 */
 export const ATTR_RESET_REASON = 'reset_reason';
+/** `error` on non-reset decisions. §2.2 */
 export const ATTR_TERMINAL_STATUS = 'terminal_status';
+/** The frozen ToolErrorType; diagnostic log only, never a metric label. §2.2 */
 export const ATTR_EXECUTION_ERROR_TYPE = 'execution_error_type';
+/** Loop type on `loop_detected`. §2.3 */
 export const ATTR_LOOP_TYPE = 'loop_type';
 
 /**
