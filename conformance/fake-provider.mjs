@@ -13,6 +13,12 @@
  * The round is derived from the conversation itself (the highest `call_r<round>_<i>` id already in
  * the request's assistant messages), so a retried request gets the same round again instead of
  * skipping one.
+ *
+ * Subagents: a main round may call the `agent` tool with a prompt that carries the marker
+ * `[rtfg-subagent script=<name> tag=<tag>]`. The subagent's own model requests (another system
+ * prompt, none of the main conversation, the marker in a user message) walk the scenario's
+ * `subagentScripts[<name>]` the same way, with ids `sub_<tag>_s<k>_<i>`, and then answer with
+ * text. They never advance the main scenario.
  */
 import { writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
@@ -33,6 +39,8 @@ import { join } from 'node:path';
  * @property {number} seq 1-based arrival order.
  * @property {string} path
  * @property {boolean} main Whether it was classified as a main-conversation request.
+ * @property {'main' | 'side' | 'subagent'} kind `subagent`: a request of a subagent started by a
+ *   main round's `agent` call (see {@link subagentOf}); `side`: every other non-main request.
  * @property {string} reason Why it was classified that way.
  * @property {number | undefined} round Scenario round answered (1-based), `undefined` for side
  *   requests and for the final answer it is `rounds.length + 1`.
@@ -40,9 +48,16 @@ import { join } from 'node:path';
  * @property {number} toolCount Number of tool declarations in the request.
  * @property {number} messageCount
  * @property {string} systemHead First 80 characters of the system prompt.
+ * @property {boolean} hasAgentTool Whether the `agent` tool is declared.
+ * @property {string[]} roles Message roles, in order.
+ * @property {string | undefined} subagentScript Subagent requests: the script name.
+ * @property {string | undefined} subagentTag Subagent requests: the tag of the launching call.
+ * @property {number | undefined} subagentRound Subagent requests: the script round answered
+ *   (1-based; `script.length + 1` is the final text).
  * @property {string} lastUserHead First 120 characters of the last user message's text.
  * @property {string} responseId The `id` the answer carried: `chatcmpl-<round>` for main requests
- *   (the final answer is round `rounds.length + 1`), `chatcmpl-side-<n>` for side requests.
+ *   (the final answer is round `rounds.length + 1`), `chatcmpl-side-<n>` for side requests,
+ *   `chatcmpl-sub-<tag>-<k>` for subagent requests.
  * @property {string[]} callIds Tool-call ids returned.
  * @property {number} reminderCount Messages in the request that carry the in-tree guard's
  *   corrective reminder (warn / enforce effect).
@@ -57,6 +72,9 @@ import { join } from 'node:path';
  * @property {ToolCallSpec[][]} rounds Tool calls per main round.
  * @property {Record<string, string>} [vars] Placeholder values, e.g. `{ cwd: '/tmp/x' }`.
  * @property {string} [finalText] Final answer after the last round.
+ * @property {Record<string, ToolCallSpec[][]>} [subagentScripts] Tool calls per subagent round, by
+ *   script name (placeholders as in `rounds`, `{round}` being the subagent's round).
+ * @property {string} [subagentFinalText] A subagent's final answer after its script.
  * @property {string} [model] Model name echoed back; default `fake-model`.
  */
 
@@ -94,6 +112,59 @@ export function classifyRequest(body) {
   if (before === undefined || before === 'system') return { main: true, reason: 'first prompt' };
   if (before === 'tool') return { main: true, reason: 'tool results + user text' };
   return { main: false, reason: 'forked after an assistant answer' };
+}
+
+/** The marker a main round's `agent` prompt carries: `[rtfg-subagent script=<name> tag=<tag>]`. */
+const SUBAGENT_MARKER = /\[rtfg-subagent script=([\w-]+) tag=([\w-]+)\]/;
+
+/** How the main agent's system prompt starts in 0.24.4 (ACP); subagents have their own. */
+const MAIN_SYSTEM_PREFIX = 'You are Qwen Code';
+
+/**
+ * Recognises a request of a subagent launched by a main round's `agent` call.
+ *
+ * Observed in 0.24.4 (general-purpose subagent, `run_in_background:false`): its requests stream,
+ * declare the inherited tool set (including `agent`: nesting is allowed), have their own system
+ * prompt ("You are a general-purpose subagent working for a parent agent. ...") and none of the
+ * main conversation: the first user message holds the task prompt of the `agent` call, then the
+ * subagent's own tool calls and results follow. The marker alone would also match a fork of the
+ * main history (where it sits in an assistant tool call's arguments, never in a user message), so
+ * both the foreign system prompt and a user message with the marker are required.
+ * @param {any} body Parsed request body.
+ * @returns {{ script: string, tag: string } | undefined}
+ */
+export function subagentOf(body) {
+  const messages = Array.isArray(body?.messages) ? body.messages : [];
+  const system = messages.find((/** @type {any} */ m) => m?.role === 'system');
+  if (textOf(system?.content).startsWith(MAIN_SYSTEM_PREFIX)) return undefined;
+  for (const m of messages) {
+    if (m?.role !== 'user') continue;
+    const match = SUBAGENT_MARKER.exec(textOf(m.content));
+    if (match) return { script: /** @type {string} */ (match[1]), tag: /** @type {string} */ (match[2]) };
+  }
+  return undefined;
+}
+
+/**
+ * The highest subagent round (ids `sub_<tag>_s<k>_<i>`) already in the conversation.
+ * @param {any[]} messages
+ * @param {string} tag
+ * @returns {number}
+ */
+function lastSubagentRound(messages, tag) {
+  const re = new RegExp(`^sub_${tag}_s(\\d+)_\\d+$`);
+  let last = 0;
+  for (const m of messages) {
+    const ids = [
+      ...(Array.isArray(m?.tool_calls) ? m.tool_calls.map((/** @type {any} */ t) => t?.id) : []),
+      m?.tool_call_id,
+    ];
+    for (const id of ids) {
+      const match = typeof id === 'string' ? re.exec(id) : null;
+      if (match) last = Math.max(last, Number(match[1]));
+    }
+  }
+  return last;
 }
 
 /** A fixed phrase of the in-tree guard's reminder (wire reference §5.4). */
@@ -134,20 +205,21 @@ function substitute(value, vars) {
 }
 
 /**
- * Expands one scenario round into concrete calls with fresh ids `call_r<round>_<i>`.
+ * Expands one scenario round into concrete calls with fresh ids `call_r<round>_<i>` (or another prefix).
  * @param {ToolCallSpec[]} specs
  * @param {number} round 1-based.
  * @param {Record<string, string>} vars
+ * @param {string} [idPrefix] Ids are `<idPrefix><round>_<i>`; default `call_r`.
  * @returns {{ id: string, name: string, arguments: string }[]}
  */
-export function expandRound(specs, round, vars) {
+export function expandRound(specs, round, vars, idPrefix = 'call_r') {
   /** @type {{ id: string, name: string, arguments: string }[]} */
   const calls = [];
   for (const spec of specs) {
     for (let c = 0; c < (spec.count ?? 1); c++) {
       const i = calls.length;
       const args = substitute(spec.args, { ...vars, round, i });
-      calls.push({ id: `call_r${round}_${i}`, name: spec.name, arguments: JSON.stringify(args) });
+      calls.push({ id: `${idPrefix}${round}_${i}`, name: spec.name, arguments: JSON.stringify(args) });
     }
   }
   return calls;
@@ -192,8 +264,14 @@ function textOf(content) {
  * @returns {Promise<{ port: number, baseUrl: string, requests: RecordedRequest[], close: () => Promise<void> }>}
  */
 export async function startFakeProvider(options) {
-  const { rounds, vars = {}, finalText = 'Done: I could not finish the task.', model = 'fake-model' } =
-    options;
+  const {
+    rounds,
+    vars = {},
+    finalText = 'Done: I could not finish the task.',
+    model = 'fake-model',
+    subagentScripts = {},
+    subagentFinalText = 'Subagent report: the files do not exist.',
+  } = options;
   /** @type {RecordedRequest[]} */
   const requests = [];
   let sideSeq = 0;
@@ -224,11 +302,19 @@ export async function startFakeProvider(options) {
         return;
       }
       const messages = Array.isArray(body.messages) ? body.messages : [];
-      const { main, reason } = classifyRequest(body);
+      const sub = subagentOf(body);
+      const { main, reason } = sub
+        ? { main: false, reason: `subagent ${sub.script}/${sub.tag}` }
+        : classifyRequest(body);
       const stream = body.stream === true;
       const round = main ? lastRoundInHistory(messages) + 1 : undefined;
+      const subRound = sub ? lastSubagentRound(messages, sub.tag) + 1 : undefined;
       // Main answers are numbered by round so batch keys (headless `response_id`) are predictable.
-      const responseId = round === undefined ? `chatcmpl-side-${++sideSeq}` : `chatcmpl-${round}`;
+      const responseId = sub
+        ? `chatcmpl-sub-${sub.tag}-${subRound}`
+        : round === undefined
+          ? `chatcmpl-side-${++sideSeq}`
+          : `chatcmpl-${round}`;
       /** @type {{ id: string, name: string, arguments: string }[]} */
       let calls = [];
       let text = 'OK.';
@@ -236,6 +322,10 @@ export async function startFakeProvider(options) {
         const specs = rounds[round - 1];
         if (specs) calls = expandRound(specs, round, vars);
         else text = finalText;
+      } else if (sub && subRound !== undefined) {
+        const specs = subagentScripts[sub.script]?.[subRound - 1];
+        if (specs) calls = expandRound(specs, subRound, { ...vars, tag: sub.tag }, `sub_${sub.tag}_s`);
+        else text = subagentFinalText;
       } else if (body.response_format?.type === 'json_object' || body.response_format?.type === 'json_schema') {
         text = '{}';
       }
@@ -245,12 +335,18 @@ export async function startFakeProvider(options) {
         seq: requests.length + 1,
         path,
         main,
+        kind: sub ? 'subagent' : main ? 'main' : 'side',
         reason,
         round,
         stream,
         toolCount: Array.isArray(body.tools) ? body.tools.length : 0,
         messageCount: messages.length,
         systemHead: textOf(system?.content).slice(0, 80),
+        hasAgentTool: Array.isArray(body.tools) && body.tools.some((/** @type {any} */ t) => t?.function?.name === 'agent'),
+        roles: messages.map((/** @type {any} */ m) => String(m?.role)),
+        subagentScript: sub?.script,
+        subagentTag: sub?.tag,
+        subagentRound: subRound,
         lastUserHead: textOf(lastUser?.content).slice(0, 120),
         responseId,
         callIds: calls.map((c) => c.id),
@@ -269,7 +365,10 @@ export async function startFakeProvider(options) {
         );
       }
       if (process.env.FAKE_PROVIDER_DEBUG) {
-        console.error(`[fake-provider] #${requests.length} main=${main} (${reason}) round=${round} stream=${stream}`);
+        console.error(
+          `[fake-provider] #${requests.length} main=${main} (${reason}) round=${round ?? subRound} stream=${stream}` +
+            ` tools=${Array.isArray(body.tools) ? body.tools.length : 0} system=${JSON.stringify(textOf(system?.content).slice(0, 60))}`,
+        );
       }
       const created = Math.floor(Date.now() / 1000);
       const finishReason = calls.length > 0 ? 'tool_calls' : 'stop';

@@ -194,6 +194,23 @@ function toolCallResponseIds(records) {
 }
 
 /**
+ * Whether a `qwen-code.tool_call` log is a subagent's own call (the fake provider's `sub_…` ids).
+ * @param {any} record
+ */
+function isSubagentCall(record) {
+  return String(record?.attributes?.call_id ?? '').startsWith('sub_');
+}
+
+/**
+ * The `qwen-code.tool_call` logs of subagents' own calls, in time order.
+ * @param {any[]} records
+ * @returns {any[]}
+ */
+function subagentToolCalls(records) {
+  return logEvents(records, 'qwen-code.tool_call').filter(isSubagentCall);
+}
+
+/**
  * Checks the scenario's expectations on the real client's behaviour (independent of our replay).
  * @param {import('./run-scenario.mjs').Scenario} scenario
  * @param {import('./run-scenario.mjs').ScenarioRun} run
@@ -234,6 +251,28 @@ function checkRealClient(scenario, run, inTree, records) {
     if (exp.remindersInHistory !== undefined && reminders !== exp.remindersInHistory) {
       problems.push(`${reminders} reminders reached the model != ${exp.remindersInHistory}`);
     }
+    const subagent = run.providerRequests.filter((r) => r.kind === 'subagent');
+    if (exp.subagentRequests !== undefined && subagent.length !== exp.subagentRequests) {
+      problems.push(`${subagent.length} subagent model requests != ${exp.subagentRequests}`);
+    }
+    if (exp.subagentFailedCalls !== undefined) {
+      const failed = subagentToolCalls(records).filter((r) => r.attributes?.status === 'error');
+      if (failed.length !== exp.subagentFailedCalls) {
+        problems.push(`${failed.length} failed subagent tool calls in the telemetry != ${exp.subagentFailedCalls}`);
+      }
+    }
+  }
+  // A subagent's own calls run under its own prompt id (`<session>#<agent>-<callId>#<k>`), never the
+  // main one, and the in-tree guard never decides on them.
+  const mainPrompts = new Set(logEvents(records, 'qwen-code.tool_call').filter((r) => !isSubagentCall(r)).map((r) => r.attributes?.prompt_id));
+  for (const r of subagentToolCalls(records)) {
+    if (mainPrompts.has(r.attributes?.prompt_id)) {
+      problems.push(`subagent call ${r.attributes?.call_id} is logged under a main prompt id ${r.attributes?.prompt_id}`);
+    }
+  }
+  const subPrompts = new Set(subagentToolCalls(records).map((r) => r.attributes?.prompt_id));
+  for (const d of inTree) {
+    if (subPrompts.has(d.promptId)) problems.push(`the in-tree guard decided on subagent prompt ${d.promptId}`);
   }
   for (const r of main) {
     if (r.reminderCount !== r.reminderExact) {
@@ -368,7 +407,8 @@ async function main(argv) {
       row.promptResult = run.promptResult;
       row.exit = { code: run.exitCode, signal: run.exitSignal, forcedKill: run.forcedKill };
       row.agentRequests = run.agentRequests.filter((a) => a.method !== 'craft/drainMidTurnQueue');
-      row.sideRequests = run.providerRequests.filter((r) => !r.main).map((r) => r.reason);
+      row.sideRequests = run.providerRequests.filter((r) => r.kind === 'side').map((r) => r.reason);
+      row.subagentRequests = run.providerRequests.filter((r) => r.kind === 'subagent').length;
       if (run.forcedKill) console.error('    warning: the CLI did not exit by itself and was signalled');
 
       const replay = runOurReplay(run.outfile);

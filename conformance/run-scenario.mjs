@@ -41,12 +41,16 @@ export const CLI_ENTRY = resolve(
  * @property {string} [prompt] User prompt.
  * @property {{ git?: boolean, files?: Record<string, string> }} [cwd] Working-directory setup.
  * @property {import('./fake-provider.mjs').ToolCallSpec[][]} rounds Tool calls per model round.
+ * @property {Record<string, import('./fake-provider.mjs').ToolCallSpec[][]>} [subagentScripts] Tool
+ *   calls per round of a subagent, by script name. A round's `agent` call selects one with the
+ *   marker `[rtfg-subagent script=<name> tag=<tag>]` in its `prompt` (see `fake-provider.mjs`).
  * @property {string[]} [expectedInTree] The in-tree guard decisions expected, in order, as
  *   rendered by `formatDecision` (`tracked(1-2,1)#1`, `reset:success(5-7,3+)#1`).
- * @property {{ mainRequests?: number, remindersInHistory?: number, stopReason?: string, promptErrorCode?: string, exitCode?: number }} [expectedOutcome]
+ * @property {{ mainRequests?: number, remindersInHistory?: number, stopReason?: string, promptErrorCode?: string, exitCode?: number, subagentRequests?: number, subagentFailedCalls?: number }} [expectedOutcome]
  *   What the real client must do besides the guard events: main model requests served, most
  *   reminder copies seen in one request, the ACP stop reason or the prompt error's `data.code`,
- *   the headless exit code.
+ *   the headless exit code, the subagents' model requests, and the subagents' own calls logged as
+ *   `qwen-code.tool_call` with `status=error` (ids `sub_…`).
  * @property {ExpectedDecision[]} [expectedDecisions] Headless only: what the design's reducer must
  *   decide per batch (`batch` is the `response_id` of the batch's `qwen-code.tool_call` logs).
  * @property {number} [expectedReplayBatches] ACP: the batches our replay must see, when it differs
@@ -256,6 +260,7 @@ export async function runScenario(scenario, { outdir, log = () => {} }) {
     rounds: scenario.rounds,
     vars: { cwd },
     finalText: 'I could not complete the task.',
+    subagentScripts: scenario.subagentScripts,
   });
   /** @type {NodeJS.ProcessEnv} */
   const env = {

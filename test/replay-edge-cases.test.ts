@@ -158,3 +158,26 @@ describe('scope of calls', () => {
     expect(r.decisions[1]?.receipt.observations.map((o) => o.callId)).toEqual(['call_r2_0', 'call_r2_1']);
   });
 });
+
+describe('logs only: subagent prompts', () => {
+  it('a subagent\'s model requests and failing calls (prompt id <session>#<agent>-<callId>#<k>) are never judged', async () => {
+    const records = loadFixture('acp-shadow-drain');
+    const logs = [...records.logs];
+    const main = logs.find((l) => l.attributes['event.name'] === 'qwen-code.tool_call' && l.attributes.call_id === 'call_r2_0') as RecordedLog;
+    const sid = String(main.attributes.prompt_id).split('#')[0];
+    const sub = `${sid}#general-purpose-call_r2_0#0`;
+    const at = (ms: number): [number, number] => [main.hrTime[0], main.hrTime[1] + ms * 1e6];
+    logs.push({ hrTime: at(1), attributes: { 'event.name': 'qwen-code.api_request', prompt_id: sub }, instrumentationScope: { name: 'qwen-code' }, body: '' });
+    for (let i = 0; i < 6; i++) {
+      logs.push({
+        hrTime: at(2 + i * 0.1),
+        attributes: { 'event.name': 'qwen-code.tool_call', prompt_id: sub, call_id: `sub_${i}`, function_name: 'read_file', status: 'error', execution_status: 'error', error_type: 'file_not_found', tool_type: 'native', response_id: 'chatcmpl-9' },
+        instrumentationScope: { name: 'qwen-code' },
+        body: '',
+      });
+    }
+    const r = await replayRecords({ spans: [], logs, metricCount: 0, ignoredCount: 0 });
+    expect(r.decisions.filter((d) => d.promptId === sub)).toEqual([]);
+    expect(decisions(r)).toEqual(SHADOW);
+  });
+});

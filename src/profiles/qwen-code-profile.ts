@@ -56,6 +56,16 @@ const TRACKED = 65_536;
 const SESSIONS_TRACKED = 16_384;
 const INVALID_TRACE_ID = '00000000000000000000000000000000';
 
+/**
+ * With logs only, whether a prompt id can be a foreground prompt. qwen-code 0.24.4 writes
+ * `<session>########<turn>` for ACP and headless prompts (wire reference §1.1) and
+ * `<session>#<agent>-<callId>#<k>` for subagent model requests (observed); an id with single `#`
+ * separators is a subagent's or a side query's. Ids without `#` (another agent's format) are kept.
+ */
+function isForegroundPromptId(promptId: string): boolean {
+  return !promptId.includes('#') || /########\d+$/.test(promptId);
+}
+
 function toolType(v: unknown): ToolType | undefined {
   return v === 'native' || v === 'mcp' ? v : undefined;
 }
@@ -145,7 +155,7 @@ export class QwenCodeProfile implements WireProfile {
       // Logs-only input: a model request is a boundary. Once a session's llm_request spans are seen,
       // they alone are (api_request logs of its subagents and side queries would split batches).
       const promptId = stringAttr(attrs, ATTR_PROMPT_ID);
-      if (promptId === undefined) return;
+      if (promptId === undefined || !isForegroundPromptId(promptId)) return;
       const sessionId = stringAttr(attrs, ATTR_SESSION_ID);
       if (this._spanSessions.has(sessionKeyOf(sessionId, promptId))) return;
       this._remember(record.spanContext?.traceId, promptId);
