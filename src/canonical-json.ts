@@ -119,7 +119,8 @@ function sortKeys(_key: string, value: unknown): unknown {
   if (keys.length < 2) return value;
   for (const k of keys) if (INDEX_LIKE.test(k)) throw INDEX_KEY;
   keys.sort();
-  const out: Record<string, unknown> = {};
+  // No prototype: a "__proto__" key (JSON.parse makes it an own property) stays a plain key.
+  const out: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
   for (const k of keys) out[k] = (value as Record<string, unknown>)[k];
   return out;
 }

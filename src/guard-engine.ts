@@ -71,10 +71,16 @@ export interface EngineSettings {
 /** One call of the open batch: its facts, flattened in (one object a call). */
 interface CallRecord extends CallFacts {
   readonly callId: string;
-  toolSpanOpen: boolean;
-  executionSpanOpen: boolean;
-  settled: boolean;
+  /** {@link TOOL_OPEN} | {@link EXECUTION_OPEN} | {@link SETTLED}: one small integer, not three fields. */
+  flags: number;
 }
+
+/** The call's tool span started and has not ended. */
+const TOOL_OPEN = 1;
+/** The call's execution span started and has not ended. */
+const EXECUTION_OPEN = 2;
+/** The call's terminal record (a `tool_call` log, or a batch-span child's end) arrived. */
+const SETTLED = 4;
 
 interface OpenBatch {
   /** The batch's calls in arrival order (a short array: batches hold a few calls; bounded by maxCallsPerBatch). */
@@ -111,6 +117,7 @@ interface PromptEntry {
   stoppedByOther: boolean;
   /** Call ids of batches already judged (late records for them are dropped); created at the first close. */
   closedCalls: BoundedSet<string> | undefined;
+  /** Last telemetry of the prompt, in milliseconds since the engine's first stamp. */
   lastSeenMillis: number;
 }
 
@@ -128,9 +135,7 @@ const EXECUTION: ReadonlySet<string> = new Set<ExecutionStatus>(['not_started', 
 function newCall(callId: string): CallRecord {
   return {
     callId,
-    toolSpanOpen: false,
-    executionSpanOpen: false,
-    settled: false,
+    flags: 0,
     toolName: undefined,
     lookupName: undefined,
     toolType: undefined,
@@ -188,7 +193,7 @@ function findCall(open: OpenBatch, callId: string): CallRecord | undefined {
 
 function hasRunningCall(entry: PromptEntry): boolean {
   if (entry.open === undefined) return false;
-  for (const c of entry.open.calls) if (c.toolSpanOpen || c.executionSpanOpen) return true;
+  for (const c of entry.open.calls) if ((c.flags & (TOOL_OPEN | EXECUTION_OPEN)) !== 0) return true;
   return false;
 }
 
@@ -206,6 +211,8 @@ export class GuardEngine {
   private readonly _modeOverrides: BoundedMap<string, GuardMode>;
   private readonly _listeners: EngineListener[] = [];
   private _lateRecords = 0;
+  /** Clock value of the first stamp: stamps are milliseconds since then, small integers (no heap number a prompt). */
+  private _epoch: number | undefined;
 
   constructor(settings: EngineSettings) {
     this._settings = settings;
@@ -284,7 +291,7 @@ export class GuardEngine {
     const entry = this._entry(promptId);
     if (entry === undefined) return;
     entry.foreground = true;
-    entry.lastSeenMillis = this._settings.now();
+    entry.lastSeenMillis = this._stamp();
     this._closeOpen(entry, false);
   }
 
@@ -296,7 +303,7 @@ export class GuardEngine {
     const entry = this._entry(promptId);
     if (entry === undefined) return;
     entry.foreground = true;
-    entry.lastSeenMillis = this._settings.now();
+    entry.lastSeenMillis = this._stamp();
     this._closeOpen(entry, false);
     entry.open = { calls: [], explicit: true, responseId: undefined, overflow: false, lastActivityMillis: timeMillis };
   }
@@ -305,7 +312,7 @@ export class GuardEngine {
   closeBatch(promptId: string): void {
     const entry = this._prompts.get(promptId);
     if (entry === undefined) return;
-    entry.lastSeenMillis = this._settings.now();
+    entry.lastSeenMillis = this._stamp();
     this._closeOpen(entry, false);
   }
 
@@ -313,7 +320,7 @@ export class GuardEngine {
   updateCall(update: CallUpdate): void {
     const entry = this._entry(update.promptId);
     if (entry === undefined) return;
-    entry.lastSeenMillis = this._settings.now();
+    entry.lastSeenMillis = this._stamp();
     if (entry.closedCalls?.has(update.callId) === true) {
       this._lateRecords += 1;
       return;
@@ -346,11 +353,11 @@ export class GuardEngine {
       call = newCall(update.callId);
       open.calls.push(call);
     }
-    if (update.opened === 'tool') call.toolSpanOpen = true;
-    if (update.opened === 'execution') call.executionSpanOpen = true;
-    if (update.closed === 'tool') call.toolSpanOpen = false;
-    if (update.closed === 'execution') call.executionSpanOpen = false;
-    if (update.settled === true) call.settled = true;
+    if (update.opened === 'tool') call.flags |= TOOL_OPEN;
+    else if (update.opened === 'execution') call.flags |= EXECUTION_OPEN;
+    if (update.closed === 'tool') call.flags &= ~TOOL_OPEN;
+    else if (update.closed === 'execution') call.flags &= ~EXECUTION_OPEN;
+    if (update.settled === true) call.flags |= SETTLED;
     assign(call, update.facts);
   }
 
@@ -371,7 +378,7 @@ export class GuardEngine {
   endPrompt(promptId: string, turnCancelled = false): void {
     const entry = this._prompts.get(promptId);
     if (entry === undefined) return;
-    entry.lastSeenMillis = this._settings.now();
+    entry.lastSeenMillis = this._stamp();
     const open = entry.open;
     const unjudged =
       open === undefined || open.calls.length === 0 || entry.mode === 'off' || !entry.foreground
@@ -420,7 +427,7 @@ export class GuardEngine {
 
   /** Evict prompts idle longer than `promptIdleMillis` (by the engine clock). */
   sweep(): void {
-    const now = this._settings.now();
+    const now = this._stamp();
     const limit = now - this._settings.promptIdleMillis;
     // A call still running (a long build, a pending permission) holds the prompt 4x longer.
     const runningLimit = now - 4 * this._settings.promptIdleMillis;
@@ -429,6 +436,13 @@ export class GuardEngine {
       if (entry.lastSeenMillis >= runningLimit && hasRunningCall(entry)) continue;
       this._evict(entry, 'idle');
     }
+  }
+
+  /** Engine clock in milliseconds since the first stamp, rounded. */
+  private _stamp(): number {
+    const now = this._settings.now();
+    this._epoch ??= now;
+    return Math.round(now - this._epoch);
   }
 
   private _entry(promptId: string): PromptEntry | undefined {
@@ -455,7 +469,7 @@ export class GuardEngine {
       batchCount: 0,
       stoppedByOther: false,
       closedCalls: undefined,
-      lastSeenMillis: this._settings.now(),
+      lastSeenMillis: this._stamp(),
     };
     this._prompts.set(promptId, entry);
     return entry;
@@ -474,7 +488,7 @@ export class GuardEngine {
     const observations: ToolCallObservation[] = [];
     let complete = !open.overflow;
     for (const call of open.calls) {
-      if (call.toolSpanOpen || call.executionSpanOpen || !call.settled) complete = false;
+      if (call.flags !== SETTLED) complete = false;
       observations.push(observationFromFacts(call.callId, call));
       entry.closedCalls ??= new BoundedSet(MAX_CLOSED_CALLS_PER_PROMPT);
       entry.closedCalls.add(call.callId);

@@ -109,6 +109,8 @@ export class RepetitionEngine {
   private readonly _sessions = new Map<string, SessionEntry>();
   private readonly _listeners: RepetitionListener[] = [];
   private _uncomparable = 0;
+  /** Clock value of the first stamp (stamps stay small integers). */
+  private _epoch: number | undefined;
 
   constructor(settings: RepetitionEngineSettings) {
     this._settings = settings;
@@ -143,13 +145,19 @@ export class RepetitionEngine {
 
   /** Forget sessions idle longer than `sessionIdleMillis` (by the engine clock). */
   sweep(): void {
-    const limit = this._settings.now() - this._settings.sessionIdleMillis;
+    const limit = this._stamp() - this._settings.sessionIdleMillis;
     for (const [key, entry] of this._sessions) if (entry.lastSeenMillis < limit) this._sessions.delete(key);
   }
 
   /** Sessions held now. */
   get sessionCount(): number {
     return this._sessions.size;
+  }
+
+  private _stamp(): number {
+    const now = this._settings.now();
+    this._epoch ??= now;
+    return Math.round(now - this._epoch);
   }
 
   private _entry(key: string): SessionEntry {
@@ -166,7 +174,7 @@ export class RepetitionEngine {
       };
       this._sessions.set(key, entry);
     }
-    entry.lastSeenMillis = this._settings.now();
+    entry.lastSeenMillis = this._stamp();
     return entry;
   }
 
