@@ -8,16 +8,11 @@ import type { InTreeGuardEvent } from './in-tree.js';
 /** Tolerance for an in-tree event logged in the same millisecond as its batch's last record. */
 const SAME_MILLISECOND = 1;
 
-/** The compared fields of one batch on one side; `undefined` means decision `none` (nothing emitted). */
-export interface ComparedDecision {
-  readonly decision: string;
-  readonly phaseBefore: string | undefined;
-  readonly phaseAfter: string | undefined;
-  readonly failureCountBucket: string | undefined;
-  readonly batchCountBucket: string | undefined;
-  readonly candidateOrdinal: number | undefined;
-  readonly resetReason: string | undefined;
-}
+/**
+ * The compared fields of one batch on one side (the in-tree event's decision fields); `undefined`
+ * means decision `none` (nothing emitted).
+ */
+export type ComparedDecision = Omit<InTreeGuardEvent, 'promptId' | 'timeMillis' | 'mode'>;
 
 /** One compared batch. */
 export interface BatchComparison {

@@ -37,7 +37,6 @@ export class ReorderBuffer {
   private readonly _heap: TimedRecord[] = [];
   private _seq = 0;
   private _watermark = Number.NEGATIVE_INFINITY;
-  private _late = 0;
 
   constructor(options: ReorderBufferOptions) {
     this._options = options;
@@ -48,25 +47,13 @@ export class ReorderBuffer {
     return this._heap.length;
   }
 
-  /** Event time up to which records have been released, in milliseconds. */
-  get watermark(): number {
-    return this._watermark;
-  }
-
-  /** Records that arrived with an event time already behind the watermark. */
-  get lateCount(): number {
-    return this._late;
-  }
-
   /** Add spans (as start and end events) and logs. Returns the records that arrived late, in order. */
   add(spans: readonly RecordedSpan[], logs: readonly RecordedLog[]): TimedRecord[] {
     const receivedAt = this._options.now();
     const late: TimedRecord[] = [];
     const push = (r: TimedRecord): void => {
-      if (r.t < this._watermark) {
-        this._late += 1;
-        late.push(r);
-      } else this._push(r);
+      if (r.t < this._watermark) late.push(r);
+      else this._push(r);
     };
     for (const span of spans) {
       push({ t: hrTimeToMillis(span.startTime), order: 1, seq: this._seq++, receivedAt, span });

@@ -6,12 +6,6 @@ import fc from 'fast-check';
 import { context, SpanStatusCode, trace } from '@opentelemetry/api';
 import type { Span, Tracer } from '@opentelemetry/api';
 import type { Logger } from '@opentelemetry/api-logs';
-import { InMemoryLogRecordExporter, LoggerProvider, SimpleLogRecordProcessor } from '@opentelemetry/sdk-logs';
-import { AggregationTemporality, InMemoryMetricExporter, MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
-import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
-import type { RepeatedToolFailureGuardOptions } from '../../src/config.js';
-import type { BatchDecision } from '../../src/guard-engine.js';
-import { createRepeatedToolFailureGuard } from '../../src/repeated-tool-failure-guard.js';
 import type {
   BatchSettledEvent,
   ExecutionStatus,
@@ -25,52 +19,7 @@ import type {
 // A real SDK with the guard registered (as test/helpers/setup.ts), exposing tracer and logger
 // ---------------------------------------------------------------------------------------------
 
-/** Host providers with the guard's processors first; the guard's own output goes to in-memory exporters. */
-export function guardedSdk(options: RepeatedToolFailureGuardOptions = {}, hostExport = true) {
-  const guardLogs = new InMemoryLogRecordExporter();
-  const guardLoggerProvider = new LoggerProvider({ processors: [new SimpleLogRecordProcessor({ exporter: guardLogs })] });
-  const metricExporter = new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE);
-  const reader = new PeriodicExportingMetricReader({ exporter: metricExporter, exportIntervalMillis: 2_147_483_647 });
-  const guardMeterProvider = new MeterProvider({ readers: [reader] });
-  const guard = createRepeatedToolFailureGuard({
-    mode: 'shadow',
-    meterProvider: guardMeterProvider,
-    loggerProvider: guardLoggerProvider,
-    sweepIntervalMillis: 0,
-    ...options,
-  });
-  const decisions: BatchDecision[] = [];
-  guard.addListener({ onDecision: (d) => decisions.push(d) });
-  const tracerProvider = new BasicTracerProvider({
-    spanProcessors: hostExport ? [guard.spanProcessor, new SimpleSpanProcessor(new InMemorySpanExporter())] : [guard.spanProcessor],
-  });
-  const hostLoggerProvider = new LoggerProvider({
-    processors: hostExport
-      ? [guard.logRecordProcessor, new SimpleLogRecordProcessor({ exporter: new InMemoryLogRecordExporter() })]
-      : [guard.logRecordProcessor],
-  });
-  return {
-    guard,
-    decisions,
-    guardLogs,
-    tracer: tracerProvider.getTracer('qwen-code', '1.0.0'),
-    logger: hostLoggerProvider.getLogger('qwen-code'),
-    async metricPoints(): Promise<Array<{ name: string; attributes: Record<string, unknown>; value: unknown }>> {
-      await reader.forceFlush();
-      const last = metricExporter.getMetrics().at(-1);
-      if (last === undefined) return [];
-      return last.scopeMetrics.flatMap((sm) =>
-        sm.metrics.flatMap((m) => m.dataPoints.map((dp) => ({ name: m.descriptor.name, attributes: dp.attributes as Record<string, unknown>, value: dp.value }))),
-      );
-    },
-    async shutdown(): Promise<void> {
-      await tracerProvider.shutdown();
-      await hostLoggerProvider.shutdown();
-      await guardMeterProvider.shutdown();
-      await guardLoggerProvider.shutdown();
-    },
-  };
-}
+export { guardedSdk } from './setup.js';
 
 // ---------------------------------------------------------------------------------------------
 // Reducer inputs (R3)

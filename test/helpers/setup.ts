@@ -9,8 +9,11 @@ import { createRepeatedToolFailureGuard } from '../../src/repeated-tool-failure-
 import type { RepeatedToolFailureGuardOptions } from '../../src/config.js';
 import type { BatchDecision } from '../../src/guard-engine.js';
 
-/** A real SDK: the host's providers with the guard registered, plus the guard's own output providers. */
-export function setup(options: RepeatedToolFailureGuardOptions = {}) {
+/**
+ * A real SDK: host providers with the guard's processors first (and, with `hostExport`, in-memory
+ * exporters after them); the guard's own logs and counters go to in-memory exporters.
+ */
+export function guardedSdk(options: RepeatedToolFailureGuardOptions = {}, hostExport = true) {
   const guardLogs = new InMemoryLogRecordExporter();
   const guardLoggerProvider = new LoggerProvider({ processors: [new SimpleLogRecordProcessor({ exporter: guardLogs })] });
   const metricExporter = new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE);
@@ -26,32 +29,30 @@ export function setup(options: RepeatedToolFailureGuardOptions = {}) {
   const decisions: BatchDecision[] = [];
   guard.addListener({ onDecision: (d) => decisions.push(d) });
   const spanExporter = new InMemorySpanExporter();
-  const tracerProvider = new BasicTracerProvider({
-    spanProcessors: [guard.spanProcessor, new SimpleSpanProcessor(spanExporter)],
-  });
   const hostLogs = new InMemoryLogRecordExporter();
-  const hostLoggerProvider = new LoggerProvider({
-    processors: [guard.logRecordProcessor, new SimpleLogRecordProcessor({ exporter: hostLogs })],
+  const tracerProvider = new BasicTracerProvider({
+    spanProcessors: hostExport ? [guard.spanProcessor, new SimpleSpanProcessor(spanExporter)] : [guard.spanProcessor],
   });
-  const agent = new FakeQwenAgent(tracerProvider.getTracer('qwen-code', '1.0.0'), hostLoggerProvider.getLogger('qwen-code'));
+  const hostLoggerProvider = new LoggerProvider({
+    processors: hostExport ? [guard.logRecordProcessor, new SimpleLogRecordProcessor({ exporter: hostLogs })] : [guard.logRecordProcessor],
+  });
   return {
     guard,
-    agent,
     decisions,
     spanExporter,
     hostLogs,
     guardLogs,
-    /** The guard's diagnostic log records (not the loop event). */
-    guardEvents: (): ReadableLogRecord[] =>
-      guardLogs.getFinishedLogRecords().filter((r) => r.attributes['event.name'] === 'qwen-code.repeated_tool_failure_guard'),
-    loopEvents: (): ReadableLogRecord[] => guardLogs.getFinishedLogRecords().filter((r) => r.attributes['event.name'] === 'loop_detected'),
+    tracer: tracerProvider.getTracer('qwen-code', '1.0.0'),
+    logger: hostLoggerProvider.getLogger('qwen-code'),
+    /** The guard's counter data points at the last collection. */
     async metricPoints(): Promise<Array<{ name: string; attributes: Record<string, unknown>; value: unknown }>> {
       await reader.forceFlush();
-      const all = metricExporter.getMetrics();
-      const last = all[all.length - 1];
+      const last = metricExporter.getMetrics().at(-1);
       if (last === undefined) return [];
       return last.scopeMetrics.flatMap((sm) =>
-        sm.metrics.flatMap((m) => m.dataPoints.map((dp) => ({ name: m.descriptor.name, attributes: dp.attributes, value: dp.value }))),
+        sm.metrics.flatMap((m) =>
+          m.dataPoints.map((dp) => ({ name: m.descriptor.name, attributes: dp.attributes as Record<string, unknown>, value: dp.value })),
+        ),
       );
     },
     async shutdown(): Promise<void> {
@@ -60,6 +61,19 @@ export function setup(options: RepeatedToolFailureGuardOptions = {}) {
       await guardMeterProvider.shutdown();
       await guardLoggerProvider.shutdown();
     },
+  };
+}
+
+/** {@link guardedSdk} with a fake qwen-code agent on the host providers. */
+export function setup(options: RepeatedToolFailureGuardOptions = {}) {
+  const sdk = guardedSdk(options);
+  return {
+    ...sdk,
+    agent: new FakeQwenAgent(sdk.tracer, sdk.logger),
+    /** The guard's diagnostic log records (not the loop event). */
+    guardEvents: (): ReadableLogRecord[] =>
+      sdk.guardLogs.getFinishedLogRecords().filter((r) => r.attributes['event.name'] === 'qwen-code.repeated_tool_failure_guard'),
+    loopEvents: (): ReadableLogRecord[] => sdk.guardLogs.getFinishedLogRecords().filter((r) => r.attributes['event.name'] === 'loop_detected'),
   };
 }
 
