@@ -22,7 +22,8 @@ import { BatchLogRecordProcessor, LoggerProvider } from '@opentelemetry/sdk-logs
 import { MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
 import { BasicTracerProvider, BatchSpanProcessor, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { Bench } from 'tinybench';
-import { createRepeatedToolFailureGuard, parseTelemetryText, replayRecords } from '../dist/index.js';
+import { createRepeatedToolFailureGuard } from '../dist/index.js';
+import { parseTelemetryText, replayRecords } from '../dist/replay.js';
 
 const args = process.argv.slice(2);
 const arg = (name, fallback) => {

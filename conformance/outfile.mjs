@@ -85,7 +85,7 @@ export function logEvents(records, eventName) {
 
 /**
  * One in-tree guard decision, in the same shape as `replay --compare --format json` lines.
- * @typedef {object} GuardDecision
+ * @typedef {object} FailureDecision
  * @property {string} promptId
  * @property {string} mode
  * @property {string} decision
@@ -101,12 +101,12 @@ export function logEvents(records, eventName) {
 /**
  * The in-tree guard's `qwen-code.repeated_tool_failure_guard` records, in timestamp order.
  * @param {any[]} records
- * @returns {GuardDecision[]}
+ * @returns {FailureDecision[]}
  */
 export function inTreeGuardDecisions(records) {
   return logEvents(records, GUARD_EVENT).map((r) => {
     const a = r.attributes;
-    /** @type {GuardDecision} */
+    /** @type {FailureDecision} */
     const d = {
       promptId: a.prompt_id,
       mode: a.mode,
@@ -126,7 +126,7 @@ export function inTreeGuardDecisions(records) {
 /**
  * A compact one-line rendering, e.g. `tracked(1-2,1)#1`, `reset:success(5-7,3+)#1`: decision
  * (with the reset reason), failure and batch count buckets, candidate ordinal.
- * @param {Pick<GuardDecision, 'decision' | 'failureCountBucket' | 'batchCountBucket' | 'candidateOrdinal' | 'resetReason'>} d
+ * @param {Pick<FailureDecision, 'decision' | 'failureCountBucket' | 'batchCountBucket' | 'candidateOrdinal' | 'resetReason'>} d
  * @returns {string}
  */
 export function formatDecision(d) {

@@ -214,7 +214,7 @@ function subagentToolCalls(records) {
  * Checks the scenario's expectations on the real client's behaviour (independent of our replay).
  * @param {import('./run-scenario.mjs').Scenario} scenario
  * @param {import('./run-scenario.mjs').ScenarioRun} run
- * @param {import('./outfile.mjs').GuardDecision[]} inTree
+ * @param {import('./outfile.mjs').FailureDecision[]} inTree
  * @param {any[]} records
  * @returns {string[]} Problems; empty when all hold.
  */

@@ -3,9 +3,9 @@ import type { Span } from '@opentelemetry/api';
 import { InMemoryLogRecordExporter, LoggerProvider, SimpleLogRecordProcessor } from '@opentelemetry/sdk-logs';
 import { BasicTracerProvider } from '@opentelemetry/sdk-trace-base';
 import { describe, expect, it } from 'vitest';
-import { createRepeatedToolFailureGuard } from '../src/repeated-tool-failure-guard.js';
-import type { RepeatedToolFailureGuardOptions } from '../src/config.js';
-import type { BatchDecision } from '../src/guard-engine.js';
+import { createRepeatedToolFailureGuard } from '../src/otel/repeated-tool-failure-guard.js';
+import type { RepeatedToolFailureGuardOptions } from '../src/otel/config.js';
+import type { BatchDecision } from '../src/engine/failure-engine.js';
 
 interface Call {
   name?: string;

@@ -6,7 +6,7 @@ import {
   argumentsTextFingerprint,
   canonicalJson,
   parseArgumentsJson,
-} from '../src/canonical-json.js';
+} from '../src/engine/fingerprint.js';
 
 type SerializeCase = { readonly desc: string; readonly value: unknown; readonly expected: string };
 

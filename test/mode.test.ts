@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { GUARD_MODE_ENV_VAR, parseGuardMode, resolveGuardMode, resolveGuardModeFromEnv } from '../src/mode.js';
-import type { ModeSourceValue } from '../src/mode.js';
-import type { GuardMode } from '../src/types.js';
+import { GUARD_MODE_ENV_VAR, resolveGuardMode, resolveGuardModeFromEnv } from '../src/profiles/qwen-code/mode-sources.js';
+import { parseGuardMode } from '../src/core/mode.js';
+import type { ModeSourceValue } from '../src/profiles/qwen-code/mode-sources.js';
+import type { GuardMode } from '../src/core/failure/types.js';
 
 describe('parseGuardMode', () => {
   it.each<[string | undefined, GuardMode | undefined]>([

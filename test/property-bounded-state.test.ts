@@ -6,7 +6,7 @@
 import fc from 'fast-check';
 import { setGlobalErrorHandler } from '@opentelemetry/core';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { GuardAction } from '../src/types.js';
+import type { FailureAction } from '../src/core/failure/types.js';
 import { guardedSdk, modelRequest, startInteraction, toolCall } from './helpers/generators.js';
 
 const DRAIN_OK = { hasExternalInput: false, hasQueuedPrompt: false, inputReliable: true };
@@ -25,7 +25,7 @@ describe('bounded state under a prompt flood', () => {
       onEviction: (promptId) => evictedAt.set(promptId, ++seq),
       onDecision: (d) => decidedAt.push([d.promptId, ++seq]),
     });
-    const actions: Array<[string, GuardAction]> = [];
+    const actions: Array<[string, FailureAction]> = [];
     const hook = (promptId: string) => {
       const a = s.guard.control.afterToolBatch({ promptId, ...DRAIN_OK });
       actions.push([promptId, a]);

@@ -10,8 +10,8 @@ import { setGlobalErrorHandler } from '@opentelemetry/core';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ALLOWED_GUARD_LOG_KEYS, ALLOWED_GUARD_METRIC_KEYS, auditInvariants, inputIdentifiers, sensitiveInputStrings } from '../src/replay/audit.js';
 import { replayRecords } from '../src/replay/replay.js';
-import { parseTelemetryText } from '../src/replay/telemetry-file.js';
-import type { GuardMode } from '../src/types.js';
+import { parseTelemetryText } from '../src/otlp/telemetry-file.js';
+import type { GuardMode } from '../src/core/failure/types.js';
 import { guardedSdk, modelRequest, startInteraction, toolCall } from './helpers/generators.js';
 
 /** Every string reachable from a value (attribute values may be arrays or maps). */

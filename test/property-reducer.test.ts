@@ -4,11 +4,11 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { initialGuardState, reduceGuard } from '../src/reducer.js';
-import type { BatchSettledEvent, GuardDecision, GuardMode, GuardOutcome, GuardState, ToolCallObservation } from '../src/types.js';
+import { initialFailureState, reduceFailure } from '../src/core/failure/reducer.js';
+import type { BatchSettledEvent, FailureDecision, GuardMode, FailureOutcome, FailureState, ToolCallObservation } from '../src/core/failure/types.js';
 import { arbBatchEvent, arbObservation, MODES } from './helpers/generators.js';
 
-const ADVANCING: ReadonlySet<GuardDecision> = new Set(['tracked', 'would_warn', 'warned', 'would_stop', 'stopped']);
+const ADVANCING: ReadonlySet<FailureDecision> = new Set(['tracked', 'would_warn', 'warned', 'would_stop', 'stopped']);
 
 const isEligible = (o: ToolCallObservation): boolean =>
   o.terminalStatus === 'error' &&
@@ -21,17 +21,17 @@ const isSuccess = (o: ToolCallObservation): boolean =>
   o.terminalStatus === 'success' && (o.executionStatus === 'success' || o.executionStatus === 'not_started') && !!o.policyToolName;
 
 interface Step {
-  readonly before: GuardState;
+  readonly before: FailureState;
   readonly event: BatchSettledEvent;
-  readonly next: GuardState;
-  readonly outcome: GuardOutcome;
+  readonly next: FailureState;
+  readonly outcome: FailureOutcome;
 }
 
 function run(events: readonly BatchSettledEvent[]): Step[] {
-  let state: GuardState = initialGuardState();
+  let state: FailureState = initialFailureState();
   const steps: Step[] = [];
   for (const event of events) {
-    const [next, outcome] = reduceGuard(state, event);
+    const [next, outcome] = reduceFailure(state, event);
     steps.push({ before: state, event, next, outcome });
     state = next;
   }
@@ -182,7 +182,7 @@ describe('R3: reducer Phase 1 invariants (fast-check)', () => {
               .map((x) => x[2]);
             return { ...e, batch: { ...e.batch, observations: obs } };
           });
-          const strip = (o: GuardOutcome) => ({ ...o, candidate: o.candidate === undefined ? undefined : { ...o.candidate, toolType: null } });
+          const strip = (o: FailureOutcome) => ({ ...o, candidate: o.candidate === undefined ? undefined : { ...o.candidate, toolType: null } });
           expect(run(shuffled).map((s) => strip(s.outcome))).toEqual(run(plain).map((s) => strip(s.outcome)));
         },
       ),

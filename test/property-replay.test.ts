@@ -7,7 +7,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { replayRecords } from '../src/replay/replay.js';
 import type { ReplayOptions } from '../src/replay/replay.js';
-import { parseTelemetryText } from '../src/replay/telemetry-file.js';
+import { parseTelemetryText } from '../src/otlp/telemetry-file.js';
 import { outfileObjects, recaptureObject } from './helpers/generators.js';
 
 const FIXTURES = ['acp-shadow-drain', 'acp-enforce', 'acp-shadow-nodrain', 'headless-yolo'] as const;

@@ -1,39 +1,39 @@
 import { describe, expect, it } from 'vitest';
 import {
-  initialGuardState,
-  reduceGuard,
+  initialFailureState,
+  reduceFailure,
   REPEATED_TOOL_FAILURE_REMINDER,
   REPEATED_TOOL_FAILURE_STOP_TEXT,
-} from '../src/reducer.js';
+} from '../src/core/failure/reducer.js';
 import type {
   BatchSettledEvent,
-  GuardDecision,
+  FailureDecision,
   GuardMode,
-  GuardOutcome,
-  GuardPhase,
-  GuardState,
+  FailureOutcome,
+  FailurePhase,
+  FailureState,
   ResetReason,
-} from '../src/types.js';
+} from '../src/core/failure/types.js';
 import { batch, fail, obs, ok, outcome, times, trackingState } from './helpers/observations.js';
 
-function run(events: readonly BatchSettledEvent[], start: GuardState = initialGuardState()) {
+function run(events: readonly BatchSettledEvent[], start: FailureState = initialFailureState()) {
   let state = start;
-  const outcomes: GuardOutcome[] = [];
+  const outcomes: FailureOutcome[] = [];
   for (const e of events) {
-    const [next, out] = reduceGuard(state, e);
+    const [next, out] = reduceFailure(state, e);
     state = next;
     outcomes.push(out);
   }
   return { state, outcomes };
 }
 
-const warnedState = (over: Partial<GuardState> = {}): GuardState =>
-  trackingState(8, 2, { phase: 'warned', ...over } as Partial<GuardState>);
+const warnedState = (over: Partial<FailureState> = {}): FailureState =>
+  trackingState(8, 2, { phase: 'warned', ...over } as Partial<FailureState>);
 
 interface Expect {
-  decision: GuardDecision;
-  phaseBefore: GuardPhase;
-  phaseAfter: GuardPhase;
+  decision: FailureDecision;
+  phaseBefore: FailurePhase;
+  phaseAfter: FailurePhase;
   resetReason?: ResetReason;
   failureCount: number;
   batchCount: number;
@@ -44,19 +44,19 @@ interface Expect {
 
 interface Case {
   desc: string;
-  state: GuardState;
+  state: FailureState;
   event: BatchSettledEvent;
   expected: Expect;
 }
 
-const T = (f: number, b: number, over: Partial<GuardState> = {}) => trackingState(f, b, over);
+const T = (f: number, b: number, over: Partial<FailureState> = {}) => trackingState(f, b, over);
 
-describe('reduceGuard: one batch', () => {
+describe('reduceFailure: one batch', () => {
   it.each<Case>([
     // --- threshold ---
     {
       desc: 'eight failures in one batch only track (one batch is not enough)',
-      state: initialGuardState(),
+      state: initialFailureState(),
       event: batch(times(8, () => fail())),
       expected: { decision: 'tracked', phaseBefore: 'idle', phaseAfter: 'tracking', failureCount: 8, batchCount: 1, candidateOrdinal: 1, action: 'none' },
     },
@@ -311,18 +311,18 @@ describe('reduceGuard: one batch', () => {
     },
     {
       desc: 'unreliable drain on idle is emitted once as idle -> idle reset with zeros',
-      state: initialGuardState(),
+      state: initialFailureState(),
       event: batch([fail()], { inputReliable: false, mode: 'shadow' }),
       expected: { decision: 'reset', phaseBefore: 'idle', phaseAfter: 'idle', resetReason: 'unreliable_input', failureCount: 0, batchCount: 0, candidateOrdinal: 0, action: 'none', enforcementDisabled: true },
     },
     {
       desc: 'contract violation on idle newly disables enforcement and is emitted',
-      state: initialGuardState(),
+      state: initialFailureState(),
       event: batch([outcome('success', 'error')]),
       expected: { decision: 'reset', phaseBefore: 'idle', phaseAfter: 'idle', resetReason: 'contract_violation', failureCount: 0, batchCount: 0, candidateOrdinal: 0, action: 'none', enforcementDisabled: true },
     },
   ])('$desc', ({ state, event, expected }) => {
-    const [next, out] = reduceGuard(state, event);
+    const [next, out] = reduceFailure(state, event);
     expect(out.decision).toBe(expected.decision);
     expect(out.phaseBefore).toBe(expected.phaseBefore);
     expect(out.phaseAfter).toBe(expected.phaseAfter);
@@ -338,42 +338,42 @@ describe('reduceGuard: one batch', () => {
   });
 });
 
-describe('reduceGuard: events that change nothing return the same state object', () => {
-  it.each<{ desc: string; state: GuardState; event: BatchSettledEvent }>([
+describe('reduceFailure: events that change nothing return the same state object', () => {
+  it.each<{ desc: string; state: FailureState; event: BatchSettledEvent }>([
     { desc: 'mode off', state: T(6, 3), event: batch([fail()], { mode: 'off' }) },
-    { desc: 'latched ignores a matching batch', state: trackingState(9, 3, { phase: 'latched' } as Partial<GuardState>), event: batch([fail()]) },
-    { desc: 'latched ignores a reset condition', state: trackingState(9, 3, { phase: 'latched' } as Partial<GuardState>), event: batch([ok()], { hasQueuedPrompt: true }) },
+    { desc: 'latched ignores a matching batch', state: trackingState(9, 3, { phase: 'latched' } as Partial<FailureState>), event: batch([fail()]) },
+    { desc: 'latched ignores a reset condition', state: trackingState(9, 3, { phase: 'latched' } as Partial<FailureState>), event: batch([ok()], { hasQueuedPrompt: true }) },
     { desc: 'only provider duplicates', state: T(6, 3), event: batch([obs({ providerDuplicate: true }), obs({ providerDuplicate: true, terminalStatus: 'cancelled' })]) },
     { desc: 'empty batch', state: T(6, 3), event: batch([]) },
     { desc: 'unrelated success batch leaves the streak unchanged', state: T(6, 3), event: batch([ok('list_directory'), ok('glob')]) },
-    { desc: 'cancelled batch on idle emits nothing', state: initialGuardState(), event: batch([outcome('cancelled', 'cancelled')]) },
-    { desc: 'not_started batch on idle emits nothing', state: initialGuardState(), event: batch([outcome('error', 'not_started', 'invalid_tool_params')]) },
-    { desc: 'incomplete batch on idle emits nothing', state: initialGuardState(), event: batch([fail()], { complete: false }) },
+    { desc: 'cancelled batch on idle emits nothing', state: initialFailureState(), event: batch([outcome('cancelled', 'cancelled')]) },
+    { desc: 'not_started batch on idle emits nothing', state: initialFailureState(), event: batch([outcome('error', 'not_started', 'invalid_tool_params')]) },
+    { desc: 'incomplete batch on idle emits nothing', state: initialFailureState(), event: batch([fail()], { complete: false }) },
     { desc: 'a second unreliable drain on a disabled idle guard emits nothing', state: { phase: 'idle', nextCandidateOrdinal: 1, enforcementDisabled: true }, event: batch([fail()], { inputReliable: false }) },
-    { desc: 'same-tool success on idle emits nothing', state: initialGuardState(), event: batch([ok()]) },
+    { desc: 'same-tool success on idle emits nothing', state: initialFailureState(), event: batch([ok()]) },
   ])('$desc', ({ state, event }) => {
-    const [next, out] = reduceGuard(state, event);
+    const [next, out] = reduceFailure(state, event);
     expect(next).toBe(state);
     expect(out.decision).toBe('none');
     expect(out.action).toEqual({ type: 'none' });
   });
 });
 
-describe('reduceGuard: provider duplicates', () => {
+describe('reduceFailure: provider duplicates', () => {
   it('neither count nor reset', () => {
     const state = T(4, 1);
     const dupCancelled = obs({ providerDuplicate: true, terminalStatus: 'cancelled', executionStatus: 'not_started' });
-    const [next, out] = reduceGuard(state, batch([...times(4, () => fail()), dupCancelled, obs({ providerDuplicate: true })]));
+    const [next, out] = reduceFailure(state, batch([...times(4, () => fail()), dupCancelled, obs({ providerDuplicate: true })]));
     expect(out.decision).toBe('warned');
     expect(out.failureCount).toBe(8);
     expect(next.phase).toBe('warned');
   });
 });
 
-describe('reduceGuard: sequences', () => {
+describe('reduceFailure: sequences', () => {
   const twoFailures = (mode: GuardMode) => batch([fail(), fail()], { mode });
 
-  it.each<{ mode: GuardMode; decisions: GuardDecision[]; actions: string[] }>([
+  it.each<{ mode: GuardMode; decisions: FailureDecision[]; actions: string[] }>([
     { mode: 'enforce', decisions: ['tracked', 'tracked', 'tracked', 'warned', 'stopped', 'none'], actions: ['none', 'none', 'none', 'remind', 'stop', 'none'] },
     { mode: 'warn', decisions: ['tracked', 'tracked', 'tracked', 'warned', 'would_stop', 'none'], actions: ['none', 'none', 'none', 'remind', 'none', 'none'] },
     { mode: 'shadow', decisions: ['tracked', 'tracked', 'tracked', 'would_warn', 'would_stop', 'none'], actions: ['none', 'none', 'none', 'none', 'none', 'none'] },
@@ -471,8 +471,8 @@ describe('fixed texts', () => {
   });
 
   it('the actions carry exactly these texts', () => {
-    const [, warnOut] = reduceGuard(T(4, 1), batch(times(4, () => fail())));
-    const [, stopOut] = reduceGuard(warnedState(), batch([fail()]));
+    const [, warnOut] = reduceFailure(T(4, 1), batch(times(4, () => fail())));
+    const [, stopOut] = reduceFailure(warnedState(), batch([fail()]));
     expect(warnOut.action).toEqual({ type: 'remind', text: REPEATED_TOOL_FAILURE_REMINDER });
     expect(stopOut.action).toEqual({ type: 'stop', text: REPEATED_TOOL_FAILURE_STOP_TEXT });
   });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { argumentsFingerprint } from '../src/canonical-json.js';
-import { REPETITION_ABORT_TEXT, REPETITION_WARNING_TEXT } from '../src/repetition-reducer.js';
+import { argumentsFingerprint } from '../src/engine/fingerprint.js';
+import { REPETITION_ABORT_TEXT, REPETITION_WARNING_TEXT } from '../src/core/repetition/reducer.js';
 import { replayRecords } from '../src/replay/replay.js';
 import { loadFixture } from './helpers/recorded.js';
 import { setup } from './helpers/setup.js';

@@ -1,14 +1,14 @@
 import { describe, expectTypeOf, it } from 'vitest';
-import { reduceRepetition } from '../src/repetition-reducer.js';
+import { reduceRepetition } from '../src/core/repetition/reducer.js';
 import type {
   RepetitionAction,
   RepetitionDecision,
   RepetitionEvent,
-  RepetitionMode,
   RepetitionOutcome,
   RepetitionPhase,
   RepetitionState,
-} from '../src/repetition-reducer.js';
+} from '../src/core/repetition/types.js';
+import type { RepetitionMode } from '../src/core/repetition/config.js';
 
 // Each switch below has no `return` after it: adding a variant without a case makes the
 // `satisfies never` fail to compile (and the function lose its definite return).
@@ -43,7 +43,7 @@ function phaseLabel(phase: RepetitionPhase): string {
 }
 
 function stateRunLength(state: RepetitionState): number {
-  switch (state.status) {
+  switch (state.phase) {
     case 'idle':
       return 0;
     case 'tracking':

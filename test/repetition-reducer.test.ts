@@ -1,22 +1,20 @@
 import { describe, expect, it } from 'vitest';
-import { argumentsFingerprint, parseArgumentsJson } from '../src/canonical-json.js';
+import { argumentsFingerprint, parseArgumentsJson } from '../src/engine/fingerprint.js';
+import { DEFAULT_REPETITION_CONFIG, resolveRepetitionConfig } from '../src/core/repetition/config.js';
 import {
-  DEFAULT_REPETITION_CONFIG,
-  INITIAL_REPETITION_STATE,
+  initialRepetitionState,
   REPETITION_ABORT_TEXT,
   REPETITION_WARNING_TEXT,
   reduceRepetition,
-  resolveRepetitionConfig,
-} from '../src/repetition-reducer.js';
+} from '../src/core/repetition/reducer.js';
+import type { RepetitionConfig, RepetitionMode } from '../src/core/repetition/config.js';
 import type {
-  RepetitionConfig,
   RepetitionDecision,
   RepetitionEvent,
-  RepetitionMode,
   RepetitionOutcome,
   RepetitionPhase,
   RepetitionState,
-} from '../src/repetition-reducer.js';
+} from '../src/core/repetition/types.js';
 
 const CONFIG = DEFAULT_REPETITION_CONFIG;
 
@@ -39,20 +37,23 @@ const A = 'fp-a';
 const B = 'fp-b';
 const C = 'fp-c';
 
-const call = (fingerprint: string): RepetitionEvent => ({ type: 'tool_call', fingerprint });
-const USER: RepetitionEvent = { type: 'user_prompt' };
-const INJECTED: RepetitionEvent = { type: 'injected_message' };
+/** An event before the prompt's mode is attached (tables vary the mode separately). */
+type ModelessEvent = { type: 'tool_call'; fingerprint: string } | { type: 'user_prompt' } | { type: 'injected_message' };
+const call = (fingerprint: string): ModelessEvent => ({ type: 'tool_call', fingerprint });
+const USER: ModelessEvent = { type: 'user_prompt' };
+const INJECTED: ModelessEvent = { type: 'injected_message' };
+const withMode = (event: ModelessEvent, mode: RepetitionMode): RepetitionEvent => ({ ...event, mode });
 
 function run(
-  events: readonly RepetitionEvent[],
+  events: readonly ModelessEvent[],
   mode: RepetitionMode,
   config: RepetitionConfig = CONFIG,
-  start: RepetitionState = INITIAL_REPETITION_STATE,
+  start: RepetitionState = initialRepetitionState(),
 ): { readonly state: RepetitionState; readonly outcomes: readonly RepetitionOutcome[] } {
   let state = start;
   const outcomes: RepetitionOutcome[] = [];
   for (const event of events) {
-    const [next, outcome] = reduceRepetition(state, event, mode, config);
+    const [next, outcome] = reduceRepetition(state, withMode(event, mode), config);
     state = next;
     outcomes.push(outcome);
   }
@@ -93,7 +94,7 @@ describe('reduceRepetition: the 30x identical successful acp_status incident', (
       if (o.action.type !== 'none') actual[i + 1] = o.action.type;
     });
     expect(actual).toStrictEqual(actions);
-    expect(state.status).toBe(finalPhase);
+    expect(state.phase).toBe(finalPhase);
     expect(outcomes.filter((o) => o.decision !== 'none')).toHaveLength(countedCalls);
   });
 
@@ -111,7 +112,7 @@ describe('reduceRepetition: the 30x identical successful acp_status incident', (
 describe('reduceRepetition: decision sequences', () => {
   type SequenceCase = {
     readonly desc: string;
-    readonly events: readonly RepetitionEvent[];
+    readonly events: readonly ModelessEvent[];
     readonly mode?: RepetitionMode;
     readonly config?: RepetitionConfig;
     readonly decisions: readonly RepetitionDecision[];
@@ -147,7 +148,7 @@ describe('reduceRepetition: identity', () => {
   const tracking = run([call(A), call(A)], 'enforce').state;
   const latched = run([A, A, A, A, A].map(call), 'enforce').state;
   const states: readonly [string, RepetitionState][] = [
-    ['idle', INITIAL_REPETITION_STATE],
+    ['idle', initialRepetitionState()],
     ['tracking', tracking],
     ['latched', latched],
   ];
@@ -156,7 +157,7 @@ describe('reduceRepetition: identity', () => {
   type IdentityCase = {
     readonly desc: string;
     readonly state: RepetitionState;
-    readonly event: RepetitionEvent;
+    readonly event: ModelessEvent;
     readonly mode: RepetitionMode;
     readonly config: RepetitionConfig;
   };
@@ -172,10 +173,10 @@ describe('reduceRepetition: identity', () => {
     ),
     ...modes.map((mode) => ({ desc: `enabled=false keeps the state (${mode})`, state: tracking, event: call(A), mode, config: { ...CONFIG, enabled: false } })),
     ...modes.map((mode) => ({ desc: `latched keeps the state on a tool call (${mode})`, state: latched, event: call(A), mode, config: CONFIG })),
-    ...modes.map((mode) => ({ desc: `user prompt on idle keeps the state (${mode})`, state: INITIAL_REPETITION_STATE, event: USER, mode, config: CONFIG })),
+    ...modes.map((mode) => ({ desc: `user prompt on idle keeps the state (${mode})`, state: initialRepetitionState(), event: USER, mode, config: CONFIG })),
   ])('$desc', ({ state, event, mode, config }) => {
     const before = structuredClone(state);
-    const [next, outcome] = reduceRepetition(state, event, mode, config);
+    const [next, outcome] = reduceRepetition(state, withMode(event, mode), config);
     expect(next).toBe(state);
     expect(state).toStrictEqual(before);
     expect(outcome.decision).toBe('none');
@@ -186,15 +187,15 @@ describe('reduceRepetition: identity', () => {
   it('never mutates the input state on a counted call', () => {
     const start = run([A, B].map(call), 'enforce', { ...CONFIG, windowSize: 9 }).state;
     const before = structuredClone(start);
-    const [next] = reduceRepetition(start, call(A), 'enforce', { ...CONFIG, windowSize: 9 });
+    const [next] = reduceRepetition(start, withMode(call(A), 'enforce'), { ...CONFIG, windowSize: 9 });
     expect(next).not.toBe(start);
     expect(start).toStrictEqual(before);
-    expect(next).toMatchObject({ status: 'tracking', fingerprint: A, runLength: 2, recent: [A, B, A] });
+    expect(next).toMatchObject({ phase: 'tracking', fingerprint: A, runLength: 2, recent: [A, B, A] });
   });
 
   it('keeps recent empty in strict mode', () => {
     const { state } = run([A, A, B].map(call), 'enforce');
-    expect(state).toStrictEqual({ status: 'tracking', fingerprint: B, runLength: 1, recent: [] });
+    expect(state).toStrictEqual({ phase: 'tracking', fingerprint: B, runLength: 1, recent: [] });
   });
 });
 

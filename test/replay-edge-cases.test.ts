@@ -4,10 +4,10 @@
  */
 import { describe, expect, it } from 'vitest';
 import { compareWithInTree } from '../src/replay/compare.js';
-import { RecordedSpan } from '../src/replay/records.js';
-import type { RecordBatch, RecordedLog } from '../src/replay/records.js';
+import { RecordedSpan } from '../src/otlp/records.js';
+import type { RecordBatch, RecordedLog } from '../src/otlp/records.js';
 import { replayRecords } from '../src/replay/replay.js';
-import { hrTimeToMillis } from '../src/wire-profile.js';
+import { hrTimeToMillis } from '../src/profiles/wire-profile.js';
 import { loadFixture } from './helpers/recorded.js';
 
 const decisions = (r: Awaited<ReturnType<typeof replayRecords>>, promptId?: string) =>

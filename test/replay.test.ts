@@ -5,8 +5,8 @@ import { describe, expect, it } from 'vitest';
 import { auditInvariants, inputIdentifiers, sensitiveInputStrings } from '../src/replay/audit.js';
 import { compareWithInTree } from '../src/replay/compare.js';
 import { replayRecords } from '../src/replay/replay.js';
-import { emptyRecordBatch } from '../src/replay/records.js';
-import { parseTelemetryText, TelemetryParseError } from '../src/replay/telemetry-file.js';
+import { emptyRecordBatch } from '../src/otlp/records.js';
+import { parseTelemetryText, TelemetryParseError } from '../src/otlp/telemetry-file.js';
 import { loadFixture, toOtlpJsonLines } from './helpers/recorded.js';
 
 const decisions = (r: Awaited<ReturnType<typeof replayRecords>>) => r.decisions.map((d) => d.outcome.decision);

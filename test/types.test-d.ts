@@ -1,17 +1,17 @@
 import { expectTypeOf, test } from 'vitest';
 import type {
-  GuardAction,
-  GuardDecision,
-  GuardEvent,
+  FailureAction,
+  FailureDecision,
+  FailureEvent,
   GuardMode,
-  GuardPhase,
-  GuardState,
+  FailurePhase,
+  FailureState,
   ResetReason,
   ToolCallObservation,
-} from '../src/types.js';
+} from '../src/core/failure/types.js';
 
 // Each function below stops compiling when a variant is added to the union and not handled here.
-function decisionName(d: GuardDecision): string {
+function decisionName(d: FailureDecision): string {
   switch (d) {
     case 'none':
     case 'reset':
@@ -49,7 +49,7 @@ function resetName(r: ResetReason): string {
   }
 }
 
-function phaseOf(s: GuardState): GuardPhase {
+function phaseOf(s: FailureState): FailurePhase {
   switch (s.phase) {
     case 'idle':
       return s.phase;
@@ -64,7 +64,7 @@ function phaseOf(s: GuardState): GuardPhase {
   }
 }
 
-function actionText(a: GuardAction): string | undefined {
+function actionText(a: FailureAction): string | undefined {
   switch (a.type) {
     case 'none':
       return undefined;
@@ -78,7 +78,7 @@ function actionText(a: GuardAction): string | undefined {
   }
 }
 
-function eventType(e: GuardEvent): string {
+function eventType(e: FailureEvent): string {
   switch (e.type) {
     case 'batch_settled':
       return e.type;
@@ -94,11 +94,11 @@ test('closed unions', () => {
     'none' | 'reset' | 'tracked' | 'would_warn' | 'warned' | 'would_stop' | 'stopped'
   >();
   expectTypeOf(resetName).returns.toBeString();
-  expectTypeOf(phaseOf).returns.toEqualTypeOf<GuardPhase>();
+  expectTypeOf(phaseOf).returns.toEqualTypeOf<FailurePhase>();
   expectTypeOf(actionText).returns.toEqualTypeOf<string | undefined>();
   expectTypeOf(eventType).returns.toBeString();
   expectTypeOf<GuardMode>().toEqualTypeOf<'off' | 'shadow' | 'warn' | 'enforce'>();
-  expectTypeOf<GuardPhase>().toEqualTypeOf<'idle' | 'tracking' | 'warned' | 'latched'>();
+  expectTypeOf<FailurePhase>().toEqualTypeOf<'idle' | 'tracking' | 'warned' | 'latched'>();
 });
 
 test('an observation has no room for arguments, results, paths or error text', () => {

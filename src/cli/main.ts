@@ -3,11 +3,12 @@
  * The `repeated-tool-failure-guard` command line: `replay` and `serve`.
  */
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
-import { parseGuardMode } from '../mode.js';
-import type { GuardMode } from '../types.js';
-import { runReplay, UserError } from './replay-command.js';
-import { runServe } from './serve-command.js';
-import { VERSION } from '../version.js';
+import { parseGuardMode } from '../core/mode.js';
+import type { GuardMode } from '../core/failure/types.js';
+import { runReplay } from './commands/replay.js';
+import { UserError } from './io.js';
+import { runServe } from './commands/serve.js';
+import { VERSION } from '../otel/version.js';
 
 function modeArg(value: string): GuardMode {
   const mode = parseGuardMode(value);

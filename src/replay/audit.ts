@@ -2,8 +2,8 @@
  * The design's Phase 1 shadow invariants that can be checked from telemetry
  * (design "Phase 1: shadow", "Required invariants").
  */
-import type { BatchDecision } from '../guard-engine.js';
-import type { RecordBatch } from './records.js';
+import type { BatchDecision } from '../engine/failure-engine.js';
+import type { RecordBatch } from '../otlp/records.js';
 import type { EmittedGuardRecord } from './replay.js';
 
 /** One invariant and whether it held. */

@@ -1,9 +1,9 @@
 /**
  * Batch-by-batch comparison of replayed decisions with the in-tree guard's own events.
  */
-import { batchCountBucket, failureCountBucket } from '../buckets.js';
-import type { BatchDecision } from '../guard-engine.js';
-import type { InTreeGuardEvent } from './in-tree.js';
+import { batchCountBucket, failureCountBucket } from '../core/buckets.js';
+import type { BatchDecision } from '../engine/failure-engine.js';
+import type { InTreeGuardEvent } from '../profiles/qwen-code/in-tree.js';
 
 /** Tolerance for an in-tree event logged in the same millisecond as its batch's last record. */
 const SAME_MILLISECOND = 1;

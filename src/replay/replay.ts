@@ -7,16 +7,16 @@ import { AggregationTemporality, InMemoryMetricExporter, MeterProvider, Periodic
 import { InMemoryLogRecordExporter, LoggerProvider, SimpleLogRecordProcessor } from '@opentelemetry/sdk-logs';
 import type { SdkLogRecord } from '@opentelemetry/sdk-logs';
 import type { ReadableSpan, Span } from '@opentelemetry/sdk-trace-base';
-import type { WireProfileName } from '../config.js';
-import type { BatchDecision } from '../guard-engine.js';
-import type { RepetitionDecisionRecord } from '../repetition-engine.js';
-import { RepeatedToolFailureGuard } from '../repeated-tool-failure-guard.js';
-import type { BatchSpanProfileOptions } from '../profiles/batch-span-profile.js';
-import { hrTimeToMillis } from '../wire-profile.js';
-import type { GuardMode } from '../types.js';
-import type { RecordBatch, RecordedLog, RecordedSpan } from './records.js';
-import { inTreeGuardEvents } from './in-tree.js';
-import type { InTreeGuardEvent } from './in-tree.js';
+import type { WireProfileName } from '../profiles/registry.js';
+import type { BatchDecision } from '../engine/failure-engine.js';
+import type { RepetitionDecisionRecord } from '../engine/repetition-engine.js';
+import { RepeatedToolFailureGuard } from '../otel/repeated-tool-failure-guard.js';
+import type { BatchSpanProfileOptions } from '../profiles/batch-span/batch-span-profile.js';
+import { hrTimeToMillis } from '../profiles/wire-profile.js';
+import type { GuardMode } from '../core/failure/types.js';
+import type { RecordBatch, RecordedLog, RecordedSpan } from '../otlp/records.js';
+import { inTreeGuardEvents } from '../profiles/qwen-code/in-tree.js';
+import type { InTreeGuardEvent } from '../profiles/qwen-code/in-tree.js';
 
 /** Options of {@link replayRecords}. */
 export interface ReplayOptions {

@@ -12,9 +12,9 @@ import type { LogRecordExporter, ReadableLogRecord, SdkLogRecord } from '@opente
 import { AggregationTemporality, MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
 import type { PushMetricExporter, ResourceMetrics } from '@opentelemetry/sdk-metrics';
 import type { ReadableSpan, Span } from '@opentelemetry/sdk-trace-base';
-import type { BatchDecision } from '../guard-engine.js';
-import { RepeatedToolFailureGuard } from '../repeated-tool-failure-guard.js';
-import type { GuardMode } from '../types.js';
+import type { BatchDecision } from '../engine/failure-engine.js';
+import { RepeatedToolFailureGuard } from '../otel/repeated-tool-failure-guard.js';
+import type { GuardMode } from '../core/failure/types.js';
 import { startOtlpHttpReceiver } from './otlp-http-receiver.js';
 import type { OtlpHttpReceiver } from './otlp-http-receiver.js';
 import { ReorderBuffer } from './reorder-buffer.js';

@@ -6,9 +6,9 @@ import { createServer } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { gunzip, inflate } from 'node:zlib';
 import { promisify } from 'node:util';
-import { decodeOtlpProtobuf, isOtlpRequest, otlpRequestToRecords } from '../replay/otlp.js';
-import type { OtlpSignal } from '../replay/otlp.js';
-import type { RecordBatch } from '../replay/records.js';
+import { decodeOtlpProtobuf, isOtlpRequest, otlpRequestToRecords } from '../otlp/otlp.js';
+import type { OtlpSignal } from '../otlp/otlp.js';
+import type { RecordBatch } from '../otlp/records.js';
 
 const gunzipAsync = promisify(gunzip);
 const inflateAsync = promisify(inflate);

@@ -4,8 +4,8 @@
  * Every record is held for the grace period after it arrives; the earliest event is released
  * first, so a grace longer than the gap between the streams restores the order of events.
  */
-import type { RecordedLog, RecordedSpan } from '../replay/records.js';
-import { hrTimeToMillis } from '../wire-profile.js';
+import type { RecordedLog, RecordedSpan } from '../otlp/records.js';
+import { hrTimeToMillis } from '../profiles/wire-profile.js';
 
 /** One event: a span start, a log record, or a span end. */
 export interface TimedRecord {

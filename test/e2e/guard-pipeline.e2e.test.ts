@@ -21,8 +21,8 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createRepeatedToolFailureGuard } from '../../src/repeated-tool-failure-guard.js';
-import type { GuardAction } from '../../src/types.js';
+import { createRepeatedToolFailureGuard } from '../../src/otel/repeated-tool-failure-guard.js';
+import type { FailureAction } from '../../src/core/failure/types.js';
 import { FakeQwenAgent } from '../helpers/setup.js';
 import type { ToolCallSpec } from '../helpers/setup.js';
 import { ensureCollectorBuilt, startCollector } from './collector-process.js';
@@ -81,7 +81,7 @@ describe('the guard\'s real processors through collector-config/otelcol.yaml', (
   const operatorDir = join(workDir, 'operator');
   const rumDir = join(workDir, 'rum');
   let collector: RunningCollector | undefined;
-  let actions: GuardAction[] = [];
+  let actions: FailureAction[] = [];
   let operator = { text: '', items: [], bySignal: { traces: [], logs: [], metrics: [] } } as OutputFiles;
   let rum = operator;
 
@@ -270,7 +270,7 @@ describe('the guard\'s real processors through collector-config/otelcol.yaml', (
  * Runs the issue #10887 loop (9 failing `git` calls over 3 batches) in `enforce`, calling the
  * control hook after each batch, then flushes and shuts everything down.
  */
-async function runAgent(base: string): Promise<GuardAction[]> {
+async function runAgent(base: string): Promise<FailureAction[]> {
   const exporterOptions = (signal: string) => ({ url: `${base}/v1/${signal}`, timeoutMillis: EXPORT_TIMEOUT_MILLIS });
   const guardResource = resourceFromAttributes({ 'service.name': 'qwen-code', 'service.version': '0.24.4' });
   const guardLoggerProvider = new LoggerProvider({
@@ -305,7 +305,7 @@ async function runAgent(base: string): Promise<GuardAction[]> {
   });
   const agent = new FakeQwenAgent(tracerProvider.getTracer('qwen-code', '0.24.4'), hostLoggerProvider.getLogger('qwen-code', '0.24.4'));
 
-  const actions: GuardAction[] = [];
+  const actions: FailureAction[] = [];
   try {
     agent.startPrompt(PROMPT_ID);
     for (const size of [4, 4, 1]) {

@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseTelemetryText } from '../../src/replay/telemetry-file.js';
+import { parseTelemetryText } from '../../src/otlp/telemetry-file.js';
 import { startGuardServer } from '../../src/serve/guard-server.js';
 import type { GuardServer } from '../../src/serve/guard-server.js';
 import { ensureCollectorBuilt, startCollector } from './collector-process.js';

@@ -13,7 +13,7 @@ import type {
   TerminalStatus,
   ToolCallObservation,
   ToolType,
-} from '../../src/types.js';
+} from '../../src/core/failure/types.js';
 
 // ---------------------------------------------------------------------------------------------
 // A real SDK with the guard registered (as test/helpers/setup.ts), exposing tracer and logger

@@ -2,10 +2,10 @@ import type {
   BatchSettledEvent,
   ExecutionStatus,
   GuardMode,
-  GuardState,
+  FailureState,
   TerminalStatus,
   ToolCallObservation,
-} from '../../src/types.js';
+} from '../../src/core/failure/types.js';
 
 let seq = 0;
 
@@ -57,7 +57,7 @@ export function batch(
 }
 
 /** A tracking state for `read_file` / `file_not_found`. */
-export function trackingState(failureCount: number, batchCount: number, over: Partial<GuardState> = {}): GuardState {
+export function trackingState(failureCount: number, batchCount: number, over: Partial<FailureState> = {}): FailureState {
   return {
     phase: 'tracking',
     key: { policyToolName: 'read_file', executionErrorType: 'file_not_found' },
@@ -67,5 +67,5 @@ export function trackingState(failureCount: number, batchCount: number, over: Pa
     nextCandidateOrdinal: 2,
     enforcementDisabled: false,
     ...over,
-  } as GuardState;
+  } as FailureState;
 }

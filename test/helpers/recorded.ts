@@ -4,8 +4,8 @@ import type { ReadableLogRecord } from '@opentelemetry/sdk-logs';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
 import { hrTimeDuration } from '@opentelemetry/core';
-import { parseTelemetryText } from '../../src/replay/telemetry-file.js';
-import type { RecordBatch, RecordedLog, RecordedSpan } from '../../src/replay/records.js';
+import { parseTelemetryText } from '../../src/otlp/telemetry-file.js';
+import type { RecordBatch, RecordedLog, RecordedSpan } from '../../src/otlp/records.js';
 
 export const FIXTURES = new URL('../../fixtures/qwen-code-0.24.4/', import.meta.url);
 

@@ -5,9 +5,9 @@ import { InMemoryLogRecordExporter, LoggerProvider, SimpleLogRecordProcessor } f
 import type { ReadableLogRecord } from '@opentelemetry/sdk-logs';
 import { AggregationTemporality, InMemoryMetricExporter, MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
-import { createRepeatedToolFailureGuard } from '../../src/repeated-tool-failure-guard.js';
-import type { RepeatedToolFailureGuardOptions } from '../../src/config.js';
-import type { BatchDecision } from '../../src/guard-engine.js';
+import { createRepeatedToolFailureGuard } from '../../src/otel/repeated-tool-failure-guard.js';
+import type { RepeatedToolFailureGuardOptions } from '../../src/otel/config.js';
+import type { BatchDecision } from '../../src/engine/failure-engine.js';
 
 /**
  * A real SDK: host providers with the guard's processors first (and, with `hostExport`, in-memory

@@ -2,18 +2,18 @@ import { BindOnceFuture, globalErrorHandler } from '@opentelemetry/core';
 import { resolveOptions } from './config.js';
 import type { RepeatedToolFailureGuardOptions, ResolvedGuardOptions } from './config.js';
 import { GuardControl } from './guard-control.js';
-import { GuardEngine } from './guard-engine.js';
-import type { EngineListener } from './guard-engine.js';
+import { FailureEngine } from '../engine/failure-engine.js';
+import type { FailureEngineListener } from '../engine/failure-engine.js';
 import { GuardTelemetry } from './guard-telemetry.js';
-import { BatchSpanProfile } from './profiles/batch-span-profile.js';
-import { QwenCodeProfile } from './profiles/qwen-code-profile.js';
-import { RepetitionEngine } from './repetition-engine.js';
-import type { RepetitionListener } from './repetition-engine.js';
+import { WIRE_PROFILES } from '../profiles/registry.js';
+import { RepetitionEngine } from '../engine/repetition-engine.js';
+import type { RepetitionListener } from '../engine/repetition-engine.js';
 import { RepeatedToolFailureGuardLogRecordProcessor } from './repeated-tool-failure-guard-log-record-processor.js';
 import { RepeatedToolFailureGuardSpanProcessor } from './repeated-tool-failure-guard-span-processor.js';
-import { INSTRUMENTATION_SCOPE_NAME } from './semconv.js';
-import type { GuardMode } from './types.js';
-import type { LogRecordView, SpanView, WireProfile } from './wire-profile.js';
+import { INSTRUMENTATION_SCOPE_NAME } from '../profiles/wire-profile.js';
+import type { GuardMode } from '../core/failure/types.js';
+import type { TelemetrySink } from './telemetry-sink.js';
+import type { LogRecordView, SpanView, WireProfile } from '../profiles/wire-profile.js';
 
 /**
  * One guard: a span processor, a log-record processor and a control hook sharing one engine.
@@ -27,7 +27,7 @@ import type { LogRecordView, SpanView, WireProfile } from './wire-profile.js';
  * });
  * ```
  */
-export class RepeatedToolFailureGuard {
+export class RepeatedToolFailureGuard implements TelemetrySink {
   /** Register with the tracer provider. */
   readonly spanProcessor: RepeatedToolFailureGuardSpanProcessor;
   /** Register with the logger provider. */
@@ -35,7 +35,7 @@ export class RepeatedToolFailureGuard {
   /** The Session-side hook for `warn` and `enforce`. */
   readonly control: GuardControl;
   /** The engine (for replay, serve and tests). */
-  readonly engine: GuardEngine;
+  readonly engine: FailureEngine;
   /** The identical tool-call repetition breaker. */
   readonly repetition: RepetitionEngine;
   /** The resolved options. */
@@ -50,7 +50,7 @@ export class RepeatedToolFailureGuard {
     this.options = resolveOptions(options);
     const o = this.options;
     this._active = o.mode !== 'off' || o.repetitionMode !== 'off';
-    this.engine = new GuardEngine({
+    this.engine = new FailureEngine({
       mode: o.mode,
       offMessageTypes: o.offMessageTypes,
       maxOpenPrompts: o.maxOpenPrompts,
@@ -73,11 +73,9 @@ export class RepeatedToolFailureGuard {
     this.engine.addListener(telemetry);
     this.repetition.addListener(telemetry);
     this._profile =
-      o.profile === 'qwen-code'
-        ? new QwenCodeProfile(this.engine, this.repetition)
-        : o.profile === 'batch-span'
-          ? new BatchSpanProfile(this.engine, o.batchSpan)
-          : o.profile(this.engine, this.repetition);
+      typeof o.profile === 'function'
+        ? o.profile(this.engine, this.repetition)
+        : WIRE_PROFILES[o.profile].create(this.engine, this.repetition, { batchSpan: o.batchSpan });
     this._shutdownOnce = new BindOnceFuture(this._shutdown, this);
     this.spanProcessor = new RepeatedToolFailureGuardSpanProcessor(this);
     this.logRecordProcessor = new RepeatedToolFailureGuardLogRecordProcessor(this);
@@ -94,7 +92,7 @@ export class RepeatedToolFailureGuard {
   }
 
   /** Add a listener for every reduced batch and every reported repetition decision (replay, serve). */
-  addListener(listener: EngineListener & RepetitionListener): void {
+  addListener(listener: FailureEngineListener & RepetitionListener): void {
     this.engine.addListener(listener);
     this.repetition.addListener(listener);
   }
@@ -132,8 +130,8 @@ export class RepeatedToolFailureGuard {
     return this._shutdownOnce.call();
   }
 
-  /** @internal */
-  _onSpanStart(span: SpanView): void {
+  /** {@link TelemetrySink}: called by the processors. Never throws. */
+  onSpanStart(span: SpanView): void {
     if (!this._active || this._shutdownOnce.isCalled) return;
     try {
       this._profile.onSpanStart(span);
@@ -142,8 +140,8 @@ export class RepeatedToolFailureGuard {
     }
   }
 
-  /** @internal */
-  _onSpanEnd(span: SpanView): void {
+  /** {@link TelemetrySink}: called by the processors. Never throws. */
+  onSpanEnd(span: SpanView): void {
     if (!this._active || this._shutdownOnce.isCalled) return;
     try {
       this._profile.onSpanEnd(span);
@@ -152,8 +150,8 @@ export class RepeatedToolFailureGuard {
     }
   }
 
-  /** @internal */
-  _onLogRecord(record: LogRecordView): void {
+  /** {@link TelemetrySink}: called by the processors. Never throws. */
+  onLogRecord(record: LogRecordView): void {
     if (!this._active || this._shutdownOnce.isCalled) return;
     try {
       if (record.instrumentationScope?.name === INSTRUMENTATION_SCOPE_NAME) return;

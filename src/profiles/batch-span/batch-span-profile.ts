@@ -4,11 +4,11 @@
  * ends, and is incomplete if a tool span started under it has not ended by then. Each tool span
  * carries its own outcome attributes (qwen-code names by default; see {@link BatchSpanAttributeMapping}).
  */
-import type { GuardEngine } from '../guard-engine.js';
-import { BoundedMap } from '../bounded.js';
+import type { FailureEngine } from '../../engine/failure-engine.js';
+import { BoundedMap } from '../../engine/bounded.js';
 import { hrTimeToMillis, stringAttr } from '../wire-profile.js';
 import type { LogRecordView, SpanView, WireProfile } from '../wire-profile.js';
-import type { ToolType } from '../types.js';
+import type { ToolType } from '../../core/failure/types.js';
 
 /**
  * Attribute keys the `batch-span` profile reads from each tool span.
@@ -57,7 +57,7 @@ export const DEFAULT_BATCH_SPAN_ATTRIBUTES: BatchSpanAttributeMapping = {
 /** The design's batch-span profile. */
 export class BatchSpanProfile implements WireProfile {
   readonly name = 'batch-span';
-  private readonly _engine: GuardEngine;
+  private readonly _engine: FailureEngine;
   private readonly _batchSpanName: string;
   private readonly _promptKeys: readonly string[];
   private readonly _promptSpanName: string;
@@ -67,7 +67,7 @@ export class BatchSpanProfile implements WireProfile {
   /** Recently closed batch span id -> prompt id, so that late children are recognised as late. */
   private readonly _closedBatches = new BoundedMap<string, string>(65_536);
 
-  constructor(engine: GuardEngine, options: BatchSpanProfileOptions = {}) {
+  constructor(engine: FailureEngine, options: BatchSpanProfileOptions = {}) {
     this._engine = engine;
     this._batchSpanName = options.batchSpanName ?? 'runToolCalls';
     this._promptKeys = options.promptIdAttributes ?? ['qwen-code.prompt_id', 'prompt_id'];

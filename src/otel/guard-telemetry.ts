@@ -2,33 +2,32 @@ import { metrics } from '@opentelemetry/api';
 import type { Attributes, Counter, MeterProvider } from '@opentelemetry/api';
 import { logs, SeverityNumber } from '@opentelemetry/api-logs';
 import type { Logger, LoggerProvider } from '@opentelemetry/api-logs';
-import { batchCountBucket, failureCountBucket } from './buckets.js';
-import type { BatchDecision, EngineListener, EvictionReason } from './guard-engine.js';
-import type { RepetitionDecisionRecord, RepetitionListener } from './repetition-engine.js';
+import { batchCountBucket, failureCountBucket } from '../core/buckets.js';
+import type { BatchDecision, FailureEngineListener, EvictionReason } from '../engine/failure-engine.js';
+import type { RepetitionDecisionRecord, RepetitionListener } from '../engine/repetition-engine.js';
 import {
+  ATTR_EVENT_NAME,
+  ATTR_EVENT_TIMESTAMP,
+  ATTR_EXECUTION_STATUS,
+  ATTR_PROMPT_ID,
+  ATTR_SESSION_ID,
+  ATTR_TOOL_TYPE,
+  EVENT_LOOP_DETECTED,
   ATTR_BATCH_COUNT_BUCKET,
   ATTR_CANDIDATE_ORDINAL,
   ATTR_DECISION,
-  ATTR_EVENT_NAME,
-  ATTR_EVENT_TIMESTAMP,
   ATTR_EXECUTION_ERROR_TYPE,
-  ATTR_EXECUTION_STATUS,
   ATTR_FAILURE_COUNT_BUCKET,
   ATTR_LOOP_TYPE,
   ATTR_MODE,
   ATTR_PHASE_AFTER,
   ATTR_PHASE_BEFORE,
-  ATTR_PROMPT_ID,
   ATTR_RESET_REASON,
   ATTR_ROUTE,
-  ATTR_SESSION_ID,
   ATTR_TERMINAL_STATUS,
-  ATTR_TOOL_TYPE,
-  EVENT_LOOP_DETECTED,
   GUARD_EVENT_SUFFIX,
   GUARD_EVICTION_METRIC_SUFFIX,
   GUARD_METRIC_SUFFIX,
-  INSTRUMENTATION_SCOPE_NAME,
   ATTR_RUN_LENGTH_BUCKET,
   LOOP_TYPE_CONSECUTIVE_IDENTICAL_TOOL_CALLS,
   LOOP_TYPE_REPEATED_TOOL_EXECUTION_FAILURE,
@@ -36,6 +35,7 @@ import {
   REPETITION_METRIC_SUFFIX,
   RUM_EXCLUDE_SUFFIX,
 } from './semconv.js';
+import { INSTRUMENTATION_SCOPE_NAME } from '../profiles/wire-profile.js';
 import { VERSION } from './version.js';
 
 /** Options of {@link GuardTelemetry}. */
@@ -113,7 +113,7 @@ export function repetitionMetricAttributes(r: RepetitionDecisionRecord): Attribu
  * terminal loop event. Decisions `none` emit nothing. Every emission is best effort: the engine
  * catches and reports what this throws, and nothing here changes a decision.
  */
-export class GuardTelemetry implements EngineListener, RepetitionListener {
+export class GuardTelemetry implements FailureEngineListener, RepetitionListener {
   private readonly _options: GuardTelemetryOptions;
   private readonly _eventName: string;
   private _counter: Counter | undefined;

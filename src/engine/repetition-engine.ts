@@ -4,11 +4,12 @@
  * leave this module.
  */
 import { trimOldest } from './bounded.js';
-import { argumentsFingerprint, argumentsTextFingerprint } from './canonical-json.js';
-import { INITIAL_REPETITION_STATE, reduceRepetition } from './repetition-reducer.js';
-import type { RepetitionAction, RepetitionConfig, RepetitionOutcome, RepetitionState } from './repetition-reducer.js';
-import type { GuardRoute } from './semconv.js';
-import type { GuardMode, ToolType } from './types.js';
+import { argumentsFingerprint, argumentsTextFingerprint } from './fingerprint.js';
+import { initialRepetitionState, reduceRepetition } from '../core/repetition/reducer.js';
+import type { RepetitionAction, RepetitionOutcome, RepetitionState } from '../core/repetition/types.js';
+import type { RepetitionConfig } from '../core/repetition/config.js';
+import type { GuardRoute } from './call-facts.js';
+import type { GuardMode, ToolType } from '../core/failure/types.js';
 
 /** One repetition decision (never `none`), reported to listeners. Holds no argument and no fingerprint. */
 export interface RepetitionDecisionRecord {
@@ -165,7 +166,7 @@ export class RepetitionEngine {
     if (entry === undefined) {
       trimOldest(this._sessions, this._settings.maxSessions);
       entry = {
-        state: INITIAL_REPETITION_STATE,
+        state: initialRepetitionState(),
         promptId: undefined,
         hookDriven: false,
         lastSeenMillis: 0,
@@ -189,12 +190,12 @@ export class RepetitionEngine {
     const mode: GuardMode = source === 'telemetry' && !this._settings.telemetryCanAct ? 'shadow' : this._settings.mode;
     if (entry.promptId !== call.promptId) {
       entry.promptId = call.promptId;
-      const [next, outcome] = reduceRepetition(entry.state, { type: call.userPrompt ? 'user_prompt' : 'injected_message' }, mode, config);
+      const [next, outcome] = reduceRepetition(entry.state, { type: call.userPrompt ? 'user_prompt' : 'injected_message', mode }, config);
       entry.state = next;
       this._report(key, call, outcome, source, mode);
     }
     const fingerprint = this._fingerprint(call);
-    const [next, outcome] = reduceRepetition(entry.state, { type: 'tool_call', fingerprint, toolType: call.toolType }, mode, config);
+    const [next, outcome] = reduceRepetition(entry.state, { type: 'tool_call', mode, fingerprint, toolType: call.toolType }, config);
     entry.state = next;
     this._report(key, call, outcome, source, mode);
     return outcome;

@@ -1,8 +1,8 @@
 import { globalErrorHandler } from '@opentelemetry/core';
-import type { GuardEngine } from './guard-engine.js';
-import type { RepetitionAction } from './repetition-reducer.js';
-import type { RepetitionEngine } from './repetition-engine.js';
-import type { GuardAction, ToolType } from './types.js';
+import type { FailureEngine } from '../engine/failure-engine.js';
+import type { RepetitionAction } from '../core/repetition/types.js';
+import type { RepetitionEngine } from '../engine/repetition-engine.js';
+import type { FailureAction, ToolType } from '../core/failure/types.js';
 
 /** What the Session passes to {@link GuardControl.afterToolBatch} after a tool batch settled. */
 export interface AfterToolBatchInput {
@@ -35,7 +35,7 @@ export interface BeforeToolCallInput {
   readonly injectedPrompt?: boolean;
 }
 
-const NONE: GuardAction = { type: 'none' };
+const NONE: FailureAction = { type: 'none' };
 const NO_REPETITION_ACTION: RepetitionAction = { type: 'none' };
 
 /**
@@ -53,11 +53,11 @@ const NO_REPETITION_ACTION: RepetitionAction = { type: 'none' };
  * the prompt), so the guard can never act for a Session that does not call it.
  */
 export class GuardControl {
-  private readonly _engine: GuardEngine;
+  private readonly _engine: FailureEngine;
   private readonly _repetition: RepetitionEngine;
   private readonly _isShutdown: () => boolean;
 
-  constructor(engine: GuardEngine, repetition: RepetitionEngine, isShutdown: () => boolean) {
+  constructor(engine: FailureEngine, repetition: RepetitionEngine, isShutdown: () => boolean) {
     this._engine = engine;
     this._repetition = repetition;
     this._isShutdown = isShutdown;
@@ -101,7 +101,7 @@ export class GuardControl {
    * Never throws; errors are reported via the global error handler and give `none`. Malformed
    * input (non-boolean signals) is treated as an unreliable drain.
    */
-  afterToolBatch(input: AfterToolBatchInput): GuardAction {
+  afterToolBatch(input: AfterToolBatchInput): FailureAction {
     if (this._isShutdown()) return NONE;
     try {
       if (input === null || typeof input !== 'object' || typeof input.promptId !== 'string' || input.promptId === '') {

@@ -1,7 +1,7 @@
 /**
  * Internal shapes shared by the engine and the wire profiles. Never re-exported.
  */
-import type { ToolType } from './types.js';
+import type { ToolType } from '../core/failure/types.js';
 
 /** Facts about one call gathered from spans and logs; merged field by field, first value kept. */
 export interface CallFacts {
@@ -50,3 +50,10 @@ export interface PromptInfo {
   /** The prompt's trace, so the profile's trace index can forget it with the prompt. */
   readonly traceId?: string;
 }
+
+/**
+ * Route label. `acp_foreground` is the in-tree value (interactive ACP foreground prompt);
+ * `headless` marks a qwen-code `-p` prompt (`qwen-code.message_type = userQuery`), where qwen-code
+ * itself has no guard.
+ */
+export type GuardRoute = 'acp_foreground' | 'headless';

@@ -10,13 +10,13 @@ import type {
   CandidateFields,
   CandidateOutcome,
   FailureKey,
-  GuardAction,
-  GuardDecision,
-  GuardEvent,
+  FailureAction,
+  FailureDecision,
+  FailureEvent,
   GuardMode,
-  GuardOutcome,
-  GuardState,
-  IdleGuardState,
+  FailureOutcome,
+  FailureState,
+  FailureIdleState,
   ResetReason,
   ToolType,
 } from './types.js';
@@ -57,24 +57,24 @@ const INELIGIBLE_PRECEDENCE = [
 
 type IneligibleReason = (typeof INELIGIBLE_PRECEDENCE)[number];
 
-const NO_ACTION: GuardAction = { type: 'none' };
-const REMIND_ACTION: GuardAction = { type: 'remind', text: REPEATED_TOOL_FAILURE_REMINDER };
-const STOP_ACTION: GuardAction = { type: 'stop', text: REPEATED_TOOL_FAILURE_STOP_TEXT };
+const NO_ACTION: FailureAction = { type: 'none' };
+const REMIND_ACTION: FailureAction = { type: 'remind', text: REPEATED_TOOL_FAILURE_REMINDER };
+const STOP_ACTION: FailureAction = { type: 'stop', text: REPEATED_TOOL_FAILURE_STOP_TEXT };
 
 /** Shared by every fresh prompt (states are immutable). */
-const INITIAL_STATE: IdleGuardState = Object.freeze({ phase: 'idle', nextCandidateOrdinal: 1, enforcementDisabled: false });
+const INITIAL_STATE: FailureIdleState = Object.freeze({ phase: 'idle', nextCandidateOrdinal: 1, enforcementDisabled: false });
 
 /**
  * The state a fresh prompt starts in.
  *
  * @returns `{ phase: 'idle', nextCandidateOrdinal: 1, enforcementDisabled: false }`
  */
-export function initialGuardState(): IdleGuardState {
+export function initialFailureState(): FailureIdleState {
   return INITIAL_STATE;
 }
 
 
-function candidateFields(state: GuardState): Pick<CandidateFields, 'failureCount' | 'batchCount' | 'candidateOrdinal'> {
+function candidateFields(state: FailureState): Pick<CandidateFields, 'failureCount' | 'batchCount' | 'candidateOrdinal'> {
   switch (state.phase) {
     case 'idle':
       return { failureCount: 0, batchCount: 0, candidateOrdinal: 0 };
@@ -89,7 +89,7 @@ function candidateFields(state: GuardState): Pick<CandidateFields, 'failureCount
   }
 }
 
-function none(state: GuardState): readonly [GuardState, GuardOutcome] {
+function none(state: FailureState): readonly [FailureState, FailureOutcome] {
   return [
     state,
     {
@@ -110,16 +110,16 @@ function none(state: GuardState): readonly [GuardState, GuardOutcome] {
  * not emit it), except when this batch newly disables enforcement.
  */
 function reset(
-  state: GuardState,
+  state: FailureState,
   reason: ResetReason,
   disableEnforcement: boolean,
-): readonly [GuardState, GuardOutcome] {
+): readonly [FailureState, FailureOutcome] {
   const enforcementDisabled = state.enforcementDisabled || disableEnforcement;
   const newlyDisabled = enforcementDisabled !== state.enforcementDisabled;
   if (state.phase === 'idle' && !newlyDisabled) {
     return none(state);
   }
-  const next: IdleGuardState = {
+  const next: FailureIdleState = {
     phase: 'idle',
     nextCandidateOrdinal: state.nextCandidateOrdinal,
     enforcementDisabled,
@@ -226,17 +226,17 @@ function classify(event: BatchSettledEvent): Classification {
   return { eligible, succeededTools, ineligible, disableEnforcement };
 }
 
-function currentKey(state: GuardState): FailureKey | undefined {
+function currentKey(state: FailureState): FailureKey | undefined {
   return state.phase === 'idle' ? undefined : state.key;
 }
 
 function advanced(
-  before: GuardState,
-  next: GuardState & CandidateFields,
-  decision: GuardDecision,
+  before: FailureState,
+  next: FailureState & CandidateFields,
+  decision: FailureDecision,
   failure: EligibleFailure,
-  action: GuardAction,
-): readonly [GuardState, GuardOutcome] {
+  action: FailureAction,
+): readonly [FailureState, FailureOutcome] {
   const candidate: CandidateOutcome = {
     terminalStatus: 'error',
     executionStatus: 'error',
@@ -260,7 +260,7 @@ function advanced(
   ];
 }
 
-function reduceBatch(state: GuardState, event: BatchSettledEvent): readonly [GuardState, GuardOutcome] {
+function reduceBatch(state: FailureState, event: BatchSettledEvent): readonly [FailureState, FailureOutcome] {
   if (event.mode === 'off' || state.phase === 'latched') return none(state);
   if (!event.inputReliable) return reset(state, 'unreliable_input', true);
   if (event.hasExternalInput) return reset(state, 'external_input', false);
@@ -338,20 +338,20 @@ function reduceBatch(state: GuardState, event: BatchSettledEvent): readonly [Gua
  * Pure: the same state and event always give the same result, and an event that changes nothing
  * returns the same state object with decision `none`.
  *
- * @param state - the prompt's current state ({@link initialGuardState} for a new prompt)
+ * @param state - the prompt's current state ({@link initialFailureState} for a new prompt)
  * @param event - the settled batch receipt, the mode and the drain signals
  * @returns `[nextState, outcome]`; the shell turns the outcome into telemetry and the control action
  *
  * @example
  * ```ts
- * let state: GuardState = initialGuardState();
- * const [next, outcome] = reduceGuard(state, {
+ * let state: FailureState = initialFailureState();
+ * const [next, outcome] = reduceFailure(state, {
  *   type: 'batch_settled', mode: 'shadow', hasExternalInput: false, hasQueuedPrompt: false,
  *   inputReliable: true, batch: { complete: true, observations },
  * });
  * ```
  */
-export function reduceGuard(state: GuardState, event: GuardEvent): readonly [GuardState, GuardOutcome] {
+export function reduceFailure(state: FailureState, event: FailureEvent): readonly [FailureState, FailureOutcome] {
   switch (event.type) {
     case 'batch_settled':
       return reduceBatch(state, event);

@@ -4,20 +4,20 @@
  * the batch receipt, calls the pure reducer, and reports each reduction to its listeners.
  */
 import { BoundedMap, BoundedSet, trimOldest } from './bounded.js';
-import { reduceGuard, initialGuardState } from './reducer.js';
-import type { CallFacts, CallUpdate, PromptInfo } from './internal-types.js';
-import type { GuardRoute } from './semconv.js';
+import { reduceFailure, initialFailureState } from '../core/failure/reducer.js';
+import type { CallFacts, CallUpdate, PromptInfo } from './call-facts.js';
+import type { GuardRoute } from './call-facts.js';
 import type {
   BatchReceipt,
   DrainSignals,
   ExecutionStatus,
-  GuardAction,
+  FailureAction,
   GuardMode,
-  GuardOutcome,
-  GuardState,
+  FailureOutcome,
+  FailureState,
   TerminalStatus,
   ToolCallObservation,
-} from './types.js';
+} from '../core/failure/types.js';
 
 /** One reduced batch, reported to every engine listener (including decision `none`). */
 export interface BatchDecision {
@@ -31,7 +31,7 @@ export interface BatchDecision {
   readonly drain: DrainSignals;
   /** Where the drain signals came from: the control hook, or assumed by the engine. */
   readonly drainSource: 'control_hook' | 'assumed';
-  readonly outcome: GuardOutcome;
+  readonly outcome: FailureOutcome;
   /** Time of the last telemetry record of the batch, in milliseconds since the epoch. */
   readonly lastActivityMillis: number;
   /** Time the batch was reduced, in milliseconds since the epoch (engine clock). */
@@ -42,7 +42,7 @@ export interface BatchDecision {
 export type EvictionReason = 'capacity' | 'idle';
 
 /** Receives engine output. Listener errors are caught by the engine's error reporter. */
-export interface EngineListener {
+export interface FailureEngineListener {
   onDecision?(decision: BatchDecision): void;
   onEviction?(promptId: string, reason: EvictionReason): void;
   /** The prompt's state was dropped (it ended or was evicted); `traceId` is the trace it was seen on. */
@@ -52,7 +52,7 @@ export interface EngineListener {
 }
 
 /** Limits and policy of the engine. All fields are required here; defaults live in `config.ts`. */
-export interface EngineSettings {
+export interface FailureEngineSettings {
   readonly mode: GuardMode;
   /** `qwen-code.message_type` values whose prompts are forced `off` (design: cron is off). */
   readonly offMessageTypes: readonly string[];
@@ -85,7 +85,7 @@ const SETTLED = 4;
 interface OpenBatch {
   /** The batch's calls in arrival order (a short array: batches hold a few calls; bounded by maxCallsPerBatch). */
   readonly calls: CallRecord[];
-  /** Opened by an explicit batch boundary (a batch span): only {@link GuardEngine.closeBatch} closes it. */
+  /** Opened by an explicit batch boundary (a batch span): only {@link FailureEngine.closeBatch} closes it. */
   readonly explicit: boolean;
   responseId: string | undefined;
   overflow: boolean;
@@ -109,7 +109,7 @@ interface PromptEntry {
   traceId: string | undefined;
   sessionId: string | undefined;
   foreground: boolean;
-  state: GuardState;
+  state: FailureState;
   open: OpenBatch | undefined;
   pending: PendingBatch | undefined;
   batchCount: number;
@@ -123,7 +123,7 @@ interface PromptEntry {
 
 const ASSUMED_DRAIN: DrainSignals = { hasExternalInput: false, hasQueuedPrompt: false, inputReliable: true };
 const NO_HOOK_DRAIN: DrainSignals = { hasExternalInput: false, hasQueuedPrompt: false, inputReliable: false };
-const NO_ACTION: GuardAction = { type: 'none' };
+const NO_ACTION: FailureAction = { type: 'none' };
 const MAX_CLOSED_CALLS_PER_PROMPT = 4096;
 
 /** Shape of a ToolErrorType value (wire reference §3); anything else is treated as unclassified. */
@@ -200,8 +200,8 @@ function hasRunningCall(entry: PromptEntry): boolean {
 /**
  * The guard engine. Not safe to share between unrelated agents: prompt ids are its keys.
  */
-export class GuardEngine {
-  private readonly _settings: EngineSettings;
+export class FailureEngine {
+  private readonly _settings: FailureEngineSettings;
   private readonly _prompts = new Map<string, PromptEntry>();
   /** Prompts that ended: their late records are dropped. */
   private readonly _finished: BoundedSet<string>;
@@ -209,12 +209,12 @@ export class GuardEngine {
   private readonly _evicted: BoundedSet<string>;
   private readonly _channelPrompts: BoundedSet<string>;
   private readonly _modeOverrides: BoundedMap<string, GuardMode>;
-  private readonly _listeners: EngineListener[] = [];
+  private readonly _listeners: FailureEngineListener[] = [];
   private _lateRecords = 0;
   /** Clock value of the first stamp: stamps are milliseconds since then, small integers (no heap number a prompt). */
   private _epoch: number | undefined;
 
-  constructor(settings: EngineSettings) {
+  constructor(settings: FailureEngineSettings) {
     this._settings = settings;
     this._finished = new BoundedSet(settings.maxOpenPrompts);
     this._evicted = new BoundedSet(Math.max(4096, settings.maxOpenPrompts));
@@ -237,7 +237,7 @@ export class GuardEngine {
     return this._prompts.size;
   }
 
-  addListener(listener: EngineListener): void {
+  addListener(listener: FailureEngineListener): void {
     this._listeners.push(listener);
   }
 
@@ -297,7 +297,7 @@ export class GuardEngine {
 
   /**
    * An explicit batch began (a batch span started): the previous open batch is closed and the new
-   * one is closed only by {@link GuardEngine.closeBatch}, never by the control hook.
+   * one is closed only by {@link FailureEngine.closeBatch}, never by the control hook.
    */
   openBatch(promptId: string, timeMillis: number): void {
     const entry = this._entry(promptId);
@@ -408,7 +408,7 @@ export class GuardEngine {
    * The control hook: reduce the prompt's settled batch with the Session's drain result.
    * Never throws.
    */
-  afterToolBatch(promptId: string, drain: DrainSignals, channelPrompt: boolean): GuardAction {
+  afterToolBatch(promptId: string, drain: DrainSignals, channelPrompt: boolean): FailureAction {
     if (channelPrompt) this.markChannelPrompt(promptId);
     const entry = this._prompts.get(promptId);
     if (entry === undefined) return NO_ACTION;
@@ -463,7 +463,7 @@ export class GuardEngine {
       traceId: undefined,
       sessionId: undefined,
       foreground: false,
-      state: initialGuardState(),
+      state: initialFailureState(),
       open: undefined,
       pending: undefined,
       batchCount: 0,
@@ -515,7 +515,7 @@ export class GuardEngine {
     const pending = entry.pending;
     if (pending === undefined) return undefined;
     entry.pending = undefined;
-    const [next, outcome] = reduceGuard(entry.state, {
+    const [next, outcome] = reduceFailure(entry.state, {
       type: 'batch_settled',
       mode: entry.mode,
       batch: pending.receipt,

@@ -3,14 +3,16 @@
  * decision timeline, a summary, the optional in-tree comparison and the Phase 1 invariants.
  */
 import { readFile } from 'node:fs/promises';
-import type { WireProfileName } from '../config.js';
-import { auditInvariants, inputIdentifiers } from '../replay/audit.js';
-import { compareWithInTree } from '../replay/compare.js';
-import { emptyRecordBatch } from '../replay/records.js';
-import { replayRecords } from '../replay/replay.js';
-import { parseTelemetryText, TelemetryParseError } from '../replay/telemetry-file.js';
-import type { GuardMode } from '../types.js';
-import { decisionLine, renderComparison, renderInvariants, renderRepetition, renderSummary, renderTimeline, summarise } from './format.js';
+import type { WireProfileName } from '../../profiles/registry.js';
+import { auditInvariants, inputIdentifiers } from '../../replay/audit.js';
+import { compareWithInTree } from '../../replay/compare.js';
+import { emptyRecordBatch } from '../../otlp/records.js';
+import { replayRecords } from '../../replay/replay.js';
+import { parseTelemetryText, TelemetryParseError } from '../../otlp/telemetry-file.js';
+import type { GuardMode } from '../../core/failure/types.js';
+import { UserError } from '../io.js';
+import type { CommandIo } from '../io.js';
+import { decisionLine, renderComparison, renderInvariants, renderRepetition, renderSummary, renderTimeline, summarise } from '../../report/text.js';
 
 /** Options of {@link runReplay}. */
 export interface ReplayCommandOptions {
@@ -18,19 +20,6 @@ export interface ReplayCommandOptions {
   readonly profile: WireProfileName;
   readonly format: 'text' | 'json';
   readonly compare: boolean;
-}
-
-/** Where the command writes. */
-export interface CommandIo {
-  readonly out: (line: string) => void;
-  readonly err: (line: string) => void;
-  /** Progress on a terminal only. */
-  readonly progress?: (text: string) => void;
-}
-
-/** A user error: printed without a stack trace, exit code 2. */
-export class UserError extends Error {
-  override readonly name = 'UserError';
 }
 
 /**

@@ -1,9 +1,9 @@
 /**
  * Text and JSON-lines rendering of replay results.
  */
-import { batchCountBucket, failureCountBucket } from '../buckets.js';
-import type { BatchDecision } from '../guard-engine.js';
-import type { RepetitionDecisionRecord } from '../repetition-engine.js';
+import { batchCountBucket, failureCountBucket } from '../core/buckets.js';
+import type { BatchDecision } from '../engine/failure-engine.js';
+import type { RepetitionDecisionRecord } from '../engine/repetition-engine.js';
 import type { InvariantResult } from '../replay/audit.js';
 import type { ComparisonResult } from '../replay/compare.js';
 

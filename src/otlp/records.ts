@@ -5,7 +5,7 @@
  */
 import type { HrTime, SpanContext } from '@opentelemetry/api';
 import type { AnyValue } from '@opentelemetry/api-logs';
-import type { LogRecordView, SpanView } from '../wire-profile.js';
+import type { LogRecordView, SpanView } from '../profiles/wire-profile.js';
 
 /** A finished span as read from a file or request. */
 export class RecordedSpan implements SpanView {

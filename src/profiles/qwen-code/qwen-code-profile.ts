@@ -11,11 +11,11 @@
  * interaction span ends. Calls under a `qwen-code.subagent` span and code-mode nested calls are out
  * of scope (design non-goals) and ignored.
  */
-import type { GuardEngine } from '../guard-engine.js';
-import { sessionKeyOf } from '../repetition-engine.js';
-import type { RepetitionEngine } from '../repetition-engine.js';
-import type { GuardRoute } from '../semconv.js';
-import type { CallFacts } from '../internal-types.js';
+import type { FailureEngine } from '../../engine/failure-engine.js';
+import { sessionKeyOf } from '../../engine/repetition-engine.js';
+import type { RepetitionEngine } from '../../engine/repetition-engine.js';
+import type { GuardRoute } from '../../engine/call-facts.js';
+import type { CallFacts } from '../../engine/call-facts.js';
 import {
   ATTR_CALL_ID,
   ATTR_ERROR_TYPE,
@@ -26,7 +26,6 @@ import {
   ATTR_GEN_AI_TOOL_CALL_ARGUMENTS,
   ATTR_GEN_AI_TOOL_NAME,
   ATTR_LLM_REQUEST_CONTEXT,
-  ATTR_LOOP_TYPE,
   ATTR_PARENT_CALL_ID,
   ATTR_PROMPT_ID,
   ATTR_QWEN_MESSAGE_TYPE,
@@ -39,16 +38,17 @@ import {
   ATTR_TOOL_TYPE,
   EVENT_API_REQUEST,
   EVENT_LOOP_DETECTED,
-  LOOP_TYPE_REPEATED_TOOL_EXECUTION_FAILURE,
   EVENT_TOOL_CALL,
   SPAN_INTERACTION,
   SPAN_LLM_REQUEST,
   SPAN_SUBAGENT,
   SPAN_TOOL,
   SPAN_TOOL_EXECUTION,
-} from '../semconv.js';
-import type { ToolType } from '../types.js';
-import { BoundedMap, BoundedSet } from '../bounded.js';
+  ATTR_LOOP_TYPE,
+  LOOP_TYPE_REPEATED_TOOL_EXECUTION_FAILURE,
+} from './semconv.js';
+import type { ToolType } from '../../core/failure/types.js';
+import { BoundedMap, BoundedSet } from '../../engine/bounded.js';
 import { hrTimeToMillis, stringAttr } from '../wire-profile.js';
 import type { LogRecordView, SpanView, WireProfile } from '../wire-profile.js';
 
@@ -73,7 +73,7 @@ function toolType(v: unknown): ToolType | undefined {
 /** The qwen-code 0.24.4 profile. */
 export class QwenCodeProfile implements WireProfile {
   readonly name = 'qwen-code';
-  private readonly _engine: GuardEngine;
+  private readonly _engine: FailureEngine;
   private readonly _repetition: RepetitionEngine | undefined;
   private readonly _traceToPrompt = new BoundedMap<string, string>(TRACKED);
   /** Trace → span id of its interaction span: foreground tool spans are its direct children. */
@@ -89,7 +89,7 @@ export class QwenCodeProfile implements WireProfile {
    * @param engine - the failure guard's engine
    * @param repetition - the identical-call breaker, fed from `function_args` / `gen_ai.tool.call.arguments`
    */
-  constructor(engine: GuardEngine, repetition?: RepetitionEngine) {
+  constructor(engine: FailureEngine, repetition?: RepetitionEngine) {
     this._engine = engine;
     this._repetition = repetition;
     // The trace index forgets a prompt with the engine.

@@ -21,7 +21,7 @@
 export type GuardMode = 'off' | 'shadow' | 'warn' | 'enforce';
 
 /** Guard phase. Source: design "State machine"; in-tree `RepeatedToolFailureGuardPhase`. */
-export type GuardPhase = 'idle' | 'tracking' | 'warned' | 'latched';
+export type FailurePhase = 'idle' | 'tracking' | 'warned' | 'latched';
 
 /**
  * Terminal status of one tool call (qwen-code `status`, authoritative since PR #8176).
@@ -95,7 +95,7 @@ export interface FailureKey {
 }
 
 /** No candidate. `nextCandidateOrdinal` starts at `1`. */
-export interface IdleGuardState {
+export interface FailureIdleState {
   readonly phase: 'idle';
   readonly nextCandidateOrdinal: number;
   /** Once true, `enforce` acts as `warn` for the rest of the prompt. */
@@ -116,28 +116,28 @@ export interface CandidateFields {
 }
 
 /** A candidate streak below the threshold. */
-export interface TrackingGuardState extends CandidateFields {
+export interface FailureTrackingState extends CandidateFields {
   readonly phase: 'tracking';
 }
 
 /** The threshold was reached and the reminder was requested (or would have been, in shadow). */
-export interface WarnedGuardState extends CandidateFields {
+export interface FailureWarnedState extends CandidateFields {
   readonly phase: 'warned';
 }
 
 /** A matching batch followed the reminder. Terminal for the prompt: no further decisions. */
-export interface LatchedGuardState extends CandidateFields {
+export interface FailureLatchedState extends CandidateFields {
   readonly phase: 'latched';
 }
 
 /** Per-prompt guard state, discriminated by `phase`. */
-export type GuardState = IdleGuardState | TrackingGuardState | WarnedGuardState | LatchedGuardState;
+export type FailureState = FailureIdleState | FailureTrackingState | FailureWarnedState | FailureLatchedState;
 
 /**
  * Reducer decision. `none` is never emitted as telemetry.
  * Source: in-tree telemetry `decision` values, plus `none`.
  */
-export type GuardDecision =
+export type FailureDecision =
   | 'none'
   | 'reset'
   | 'tracked'
@@ -161,24 +161,24 @@ export type ResetReason =
   | 'contract_violation';
 
 /** Nothing for the Session to do. */
-export interface NoGuardAction {
+export interface FailureNoAction {
   readonly type: 'none';
 }
 
-/** Append {@link GuardRemindAction.text} (the fixed reminder) to the next model-bound message. */
-export interface GuardRemindAction {
+/** Append {@link FailureRemindAction.text} (the fixed reminder) to the next model-bound message. */
+export interface FailureRemindAction {
   readonly type: 'remind';
   readonly text: string;
 }
 
-/** Stop automatic continuation; add {@link GuardStopAction.text} to history; open no model stream. */
-export interface GuardStopAction {
+/** Stop automatic continuation; add {@link FailureStopAction.text} to history; open no model stream. */
+export interface FailureStopAction {
   readonly type: 'stop';
   readonly text: string;
 }
 
 /** What the Session must do after a batch. Only `warn` and `enforce` ever return a non-`none` action. */
-export type GuardAction = NoGuardAction | GuardRemindAction | GuardStopAction;
+export type FailureAction = FailureNoAction | FailureRemindAction | FailureStopAction;
 
 /**
  * The batch's single eligible candidate, reported on non-reset decisions. Terminal and execution
@@ -196,10 +196,10 @@ export interface CandidateOutcome {
  * What one reduction produced. For a reset, the counts and ordinal are those of the candidate it
  * ended (zeros when it left idle), as the in-tree guard reports them.
  */
-export interface GuardOutcome {
-  readonly decision: GuardDecision;
-  readonly phaseBefore: GuardPhase;
-  readonly phaseAfter: GuardPhase;
+export interface FailureOutcome {
+  readonly decision: FailureDecision;
+  readonly phaseBefore: FailurePhase;
+  readonly phaseAfter: FailurePhase;
   /** Present only when `decision` is `reset`. */
   readonly resetReason: ResetReason | undefined;
   readonly failureCount: number;
@@ -209,7 +209,7 @@ export interface GuardOutcome {
   readonly candidate: CandidateOutcome | undefined;
   /** True when this batch switched enforcement off for the rest of the prompt. */
   readonly enforcementNewlyDisabled: boolean;
-  readonly action: GuardAction;
+  readonly action: FailureAction;
 }
 
 /** The reducer's only event: a model tool batch settled and the mid-turn drain answered. */
@@ -220,4 +220,4 @@ export interface BatchSettledEvent extends DrainSignals {
 }
 
 /** Events the reducer accepts. */
-export type GuardEvent = BatchSettledEvent;
+export type FailureEvent = BatchSettledEvent;

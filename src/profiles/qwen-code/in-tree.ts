@@ -2,11 +2,11 @@
  * The qwen-code in-tree guard's own `qwen-code.repeated_tool_failure_guard` events (wire
  * reference §2.2), read from recorded telemetry for `--compare`.
  */
-import { parseGuardMode } from '../mode.js';
-import { INSTRUMENTATION_SCOPE_NAME } from '../semconv.js';
-import type { GuardMode } from '../types.js';
+import { parseGuardMode } from '../../core/mode.js';
+import { INSTRUMENTATION_SCOPE_NAME } from '../wire-profile.js';
+import type { GuardMode } from '../../core/failure/types.js';
 import { hrTimeToMillis } from '../wire-profile.js';
-import type { RecordedLog } from './records.js';
+import type { LogRecordView } from '../wire-profile.js';
 
 /** One in-tree guard event. */
 export interface InTreeGuardEvent {
@@ -29,7 +29,7 @@ function str(v: unknown): string | undefined {
 }
 
 /** The in-tree guard events among `logs`, in time order. Records of this package's scope are skipped. */
-export function inTreeGuardEvents(logs: readonly RecordedLog[]): InTreeGuardEvent[] {
+export function inTreeGuardEvents(logs: readonly LogRecordView[]): InTreeGuardEvent[] {
   const out: InTreeGuardEvent[] = [];
   for (const l of logs) {
     const a = l.attributes;

@@ -1,6 +1,6 @@
 import type { Context } from '@opentelemetry/api';
 import type { LogRecordProcessor, SdkLogRecord } from '@opentelemetry/sdk-logs';
-import type { RepeatedToolFailureGuard } from './repeated-tool-failure-guard.js';
+import type { TelemetrySink } from './telemetry-sink.js';
 
 /**
  * The guard's {@link LogRecordProcessor}: hands log records (`qwen-code.tool_call`,
@@ -9,22 +9,23 @@ import type { RepeatedToolFailureGuard } from './repeated-tool-failure-guard.js'
  * `new LoggerProvider({ processors })`. Never throws; errors are reported via the global error handler.
  */
 export class RepeatedToolFailureGuardLogRecordProcessor implements LogRecordProcessor {
-  private readonly _guard: RepeatedToolFailureGuard;
+  private readonly _sink: TelemetrySink;
 
-  constructor(guard: RepeatedToolFailureGuard) {
-    this._guard = guard;
+  /** @param sink - the guard ({@link RepeatedToolFailureGuard} implements it) */
+  constructor(sink: TelemetrySink) {
+    this._sink = sink;
   }
 
   onEmit(logRecord: SdkLogRecord, _context?: Context): void {
-    this._guard._onLogRecord(logRecord);
+    this._sink.onLogRecord(logRecord);
   }
 
   forceFlush(): Promise<void> {
-    return this._guard.forceFlush();
+    return this._sink.forceFlush();
   }
 
   /** Shuts the whole guard down (idempotent). */
   shutdown(): Promise<void> {
-    return this._guard.shutdown();
+    return this._sink.shutdown();
   }
 }

@@ -1,10 +1,10 @@
 /**
  * `serve`: run the guard on live OTLP/HTTP until SIGINT or SIGTERM.
  */
-import { startGuardServer } from '../serve/guard-server.js';
-import type { GuardMode } from '../types.js';
-import type { CommandIo } from './replay-command.js';
-import { UserError } from './replay-command.js';
+import { startGuardServer } from '../../serve/guard-server.js';
+import type { GuardMode } from '../../core/failure/types.js';
+import { UserError } from '../io.js';
+import type { CommandIo } from '../io.js';
 
 /** Options of {@link runServe}. */
 export interface ServeCommandOptions {

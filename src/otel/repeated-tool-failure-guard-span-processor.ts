@@ -1,6 +1,6 @@
 import type { Context } from '@opentelemetry/api';
 import type { ReadableSpan, Span, SpanProcessor } from '@opentelemetry/sdk-trace-base';
-import type { RepeatedToolFailureGuard } from './repeated-tool-failure-guard.js';
+import type { TelemetrySink } from './telemetry-sink.js';
 
 /**
  * The guard's {@link SpanProcessor}: hands span starts and ends to the guard's wire profile.
@@ -9,26 +9,27 @@ import type { RepeatedToolFailureGuard } from './repeated-tool-failure-guard.js'
  * reported via the global error handler.
  */
 export class RepeatedToolFailureGuardSpanProcessor implements SpanProcessor {
-  private readonly _guard: RepeatedToolFailureGuard;
+  private readonly _sink: TelemetrySink;
 
-  constructor(guard: RepeatedToolFailureGuard) {
-    this._guard = guard;
+  /** @param sink - the guard ({@link RepeatedToolFailureGuard} implements it) */
+  constructor(sink: TelemetrySink) {
+    this._sink = sink;
   }
 
   onStart(span: Span, _parentContext: Context): void {
-    this._guard._onSpanStart(span);
+    this._sink.onSpanStart(span);
   }
 
   onEnd(span: ReadableSpan): void {
-    this._guard._onSpanEnd(span);
+    this._sink.onSpanEnd(span);
   }
 
   forceFlush(): Promise<void> {
-    return this._guard.forceFlush();
+    return this._sink.forceFlush();
   }
 
   /** Shuts the whole guard down (idempotent). */
   shutdown(): Promise<void> {
-    return this._guard.shutdown();
+    return this._sink.shutdown();
   }
 }

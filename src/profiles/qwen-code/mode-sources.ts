@@ -12,13 +12,11 @@
  *
  * Pure: no process or file access; pass the sources in.
  */
-import type { GuardMode } from './types.js';
+import type { GuardMode } from '../../core/failure/types.js';
+import { DEFAULT_GUARD_MODE, parseGuardMode } from '../../core/mode.js';
 
 /** The environment variable that selects the mode. Source: qwen-code 0.24.4. */
 export const GUARD_MODE_ENV_VAR = 'QWEN_CODE_ACP_REPEATED_TOOL_FAILURE_GUARD';
-
-/** The mode when nothing valid is set. Source: design ("Default is shadow"). */
-export const DEFAULT_GUARD_MODE: GuardMode = 'shadow';
 
 /**
  * Where a value of the mode variable came from.
@@ -68,24 +66,6 @@ const SOURCE_LABELS: Readonly<Record<ModeSource, string>> = {
   project_qwen_env_file: 'project .qwen/.env',
   workspace_settings_env: 'workspace settings.env',
 };
-
-/**
- * Parse one raw value.
- *
- * @returns the mode, or `undefined` for a missing, blank or invalid value
- */
-export function parseGuardMode(value: string | undefined): GuardMode | undefined {
-  const v = (value ?? '').trim().toLowerCase();
-  switch (v) {
-    case 'off':
-    case 'shadow':
-    case 'warn':
-    case 'enforce':
-      return v;
-    default:
-      return undefined;
-  }
-}
 
 function isTrusted(source: ModeSource): boolean {
   switch (source) {

@@ -2,13 +2,19 @@
  * The wire-profile interface: how one agent's telemetry becomes batch receipts.
  *
  * A profile sees every span start, span end and log record the processors receive, and drives the
- * {@link GuardEngine} (prompts, batch boundaries, per-call facts). Adding an agent means adding a
+ * {@link FailureEngine} (prompts, batch boundaries, per-call facts). Adding an agent means adding a
  * profile; the engine and the reducer stay untouched.
  */
 import type { HrTime, SpanContext } from '@opentelemetry/api';
 import type { AnyValue } from '@opentelemetry/api-logs';
-import type { GuardEngine } from './guard-engine.js';
-import type { RepetitionEngine } from './repetition-engine.js';
+import type { FailureEngine } from '../engine/failure-engine.js';
+import type { RepetitionEngine } from '../engine/repetition-engine.js';
+
+/**
+ * Instrumentation scope of everything the guard emits. Records of this scope are the guard's own:
+ * the log processor hands none of them to a profile.
+ */
+export const INSTRUMENTATION_SCOPE_NAME = 'repeated-tool-failure-guard';
 
 /** The part of a span a profile reads. The SDK's `Span` and `ReadableSpan` both satisfy it. */
 export interface SpanView {
@@ -39,7 +45,7 @@ export interface WireProfile {
 }
 
 /** Builds a profile bound to the failure guard's engine and the repetition breaker. */
-export type WireProfileFactory = (engine: GuardEngine, repetition: RepetitionEngine) => WireProfile;
+export type WireProfileFactory = (engine: FailureEngine, repetition: RepetitionEngine) => WireProfile;
 
 /** Milliseconds since the epoch of an `HrTime`. */
 export function hrTimeToMillis(t: HrTime | undefined): number {

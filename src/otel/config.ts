@@ -4,16 +4,16 @@
 import { diag } from '@opentelemetry/api';
 import type { MeterProvider } from '@opentelemetry/api';
 import type { LoggerProvider } from '@opentelemetry/api-logs';
-import { resolveGuardModeFromEnv } from './mode.js';
-import { resolveRepetitionConfig } from './repetition-reducer.js';
-import type { RepetitionConfig } from './repetition-reducer.js';
-import type { BatchSpanProfileOptions } from './profiles/batch-span-profile.js';
+import { resolveGuardModeFromEnv } from '../profiles/qwen-code/mode-sources.js';
+import { resolveRepetitionConfig } from '../core/repetition/config.js';
+import type { RepetitionConfig } from '../core/repetition/config.js';
+import type { BatchSpanProfileOptions } from '../profiles/batch-span/batch-span-profile.js';
 import { DEFAULT_NAMESPACE } from './semconv.js';
-import type { GuardMode } from './types.js';
-import type { WireProfileFactory } from './wire-profile.js';
+import type { GuardMode } from '../core/failure/types.js';
+import type { WireProfileFactory } from '../profiles/wire-profile.js';
+import { WIRE_PROFILES } from '../profiles/registry.js';
+import type { WireProfileName } from '../profiles/registry.js';
 
-/** Built-in wire profiles. */
-export type WireProfileName = 'qwen-code' | 'batch-span';
 
 /** Options of the guard. Every field is optional. */
 export interface RepeatedToolFailureGuardOptions {
@@ -32,7 +32,10 @@ export interface RepeatedToolFailureGuardOptions {
   readonly profile?: WireProfileName | WireProfileFactory;
   /** Options of the `batch-span` profile. */
   readonly batchSpan?: BatchSpanProfileOptions;
-  /** Prefix of emitted event and metric names. @defaultValue `'qwen-code'` (the in-tree names) */
+  /**
+   * Prefix of emitted event and metric names. @defaultValue the profile's own prefix (`'qwen-code'`
+   * for `qwen-code` and `batch-span`: the in-tree names; a factory profile: `'qwen-code'`)
+   */
   readonly namespace?: string;
   /** MeterProvider for the guard's counters. @defaultValue the global MeterProvider */
   readonly meterProvider?: MeterProvider;
@@ -121,10 +124,15 @@ export function resolveOptions(options: RepeatedToolFailureGuardOptions = {}): R
   const { mode: repetitionMode, ...repetitionInput } = options.repetition ?? {};
   const repetition = resolveRepetitionConfig(repetitionInput);
   for (const issue of repetition.issues) diag.warn(`RepeatedToolFailureGuard: repetition ${issue}`);
-  const namespace = options.namespace?.trim() ? options.namespace.trim() : DEFAULT_OPTIONS.namespace;
+  const profile = options.profile ?? DEFAULT_OPTIONS.profile;
+  const namespace = options.namespace?.trim()
+    ? options.namespace.trim()
+    : typeof profile === 'string'
+      ? WIRE_PROFILES[profile].defaultNamespace
+      : DEFAULT_OPTIONS.namespace;
   return {
     mode,
-    profile: options.profile ?? DEFAULT_OPTIONS.profile,
+    profile,
     batchSpan: options.batchSpan ?? {},
     namespace,
     meterProvider: options.meterProvider,

@@ -1,0 +1,49 @@
+/**
+ * The built-in wire profiles by name: how the guard facade, `replay` and `serve` find a profile.
+ * Adding an agent means adding its folder under `profiles/` and one entry here.
+ */
+import type { FailureEngine } from '../engine/failure-engine.js';
+import type { RepetitionEngine } from '../engine/repetition-engine.js';
+import { BatchSpanProfile } from './batch-span/batch-span-profile.js';
+import type { BatchSpanProfileOptions } from './batch-span/batch-span-profile.js';
+import { QwenCodeProfile } from './qwen-code/qwen-code-profile.js';
+import type { WireProfile } from './wire-profile.js';
+
+/** Per-profile options, each read only by its profile. */
+export interface WireProfileOptions {
+  /** Options of the `batch-span` profile. */
+  readonly batchSpan?: BatchSpanProfileOptions;
+}
+
+/** One built-in profile. */
+export interface WireProfileDefinition {
+  /** Namespace of the guard's emitted names when the user sets none (the agent's own prefix). */
+  readonly defaultNamespace: string;
+  /** Build the profile bound to both engines. May throw; the facade catches. */
+  create(engine: FailureEngine, repetition: RepetitionEngine, options: WireProfileOptions): WireProfile;
+}
+
+/**
+ * The built-in profiles.
+ *
+ * - `qwen-code`: the real qwen-code 0.24.4 wire (wire reference);
+ * - `batch-span`: the design's explicit batch span (`runToolCalls`).
+ */
+export const WIRE_PROFILES = {
+  'qwen-code': {
+    defaultNamespace: 'qwen-code',
+    create: (engine, repetition) => new QwenCodeProfile(engine, repetition),
+  },
+  'batch-span': {
+    defaultNamespace: 'qwen-code',
+    create: (engine, _repetition, options) => new BatchSpanProfile(engine, options.batchSpan),
+  },
+} as const satisfies Readonly<Record<string, WireProfileDefinition>>;
+
+/** Name of a built-in wire profile. */
+export type WireProfileName = keyof typeof WIRE_PROFILES;
+
+/** Whether `name` names a built-in profile (exact, case-sensitive). */
+export function isWireProfileName(name: unknown): name is WireProfileName {
+  return typeof name === 'string' && Object.prototype.hasOwnProperty.call(WIRE_PROFILES, name);
+}

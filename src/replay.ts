@@ -1,0 +1,20 @@
+/**
+ * `repeated-tool-failure-guard/replay`: judge recorded telemetry out of process. Read files
+ * (qwen-code outfiles, OTLP JSON lines) or OTLP requests into records, replay them through the
+ * guard, compare with qwen-code's in-tree guard, and audit the invariants.
+ *
+ * @packageDocumentation
+ */
+export { parseTelemetryText, TelemetryParseError } from './otlp/telemetry-file.js';
+export { decodeOtlpProtobuf, otlpRequestToRecords } from './otlp/otlp.js';
+export type { OtlpSignal } from './otlp/otlp.js';
+export { emptyRecordBatch, RecordedSpan } from './otlp/records.js';
+export type { RecordBatch, RecordedLog } from './otlp/records.js';
+export { replayRecords } from './replay/replay.js';
+export type { EmittedGuardRecord, ReplayOptions, ReplayResult } from './replay/replay.js';
+export { compareWithInTree } from './replay/compare.js';
+export type { BatchComparison, ComparedDecision, ComparisonResult } from './replay/compare.js';
+export { auditInvariants, inputIdentifiers, sensitiveInputStrings } from './replay/audit.js';
+export type { InputIdentifiers, InvariantResult } from './replay/audit.js';
+export { inTreeGuardEvents } from './profiles/qwen-code/in-tree.js';
+export type { InTreeGuardEvent } from './profiles/qwen-code/in-tree.js';
