@@ -1,5 +1,6 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+import { boundaries } from './eslint.boundaries.mjs';
 
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', 'collector/build/**', '.cache/**'] },
@@ -17,4 +18,5 @@ export default tseslint.config(
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
     },
   },
+  ...boundaries,
 );

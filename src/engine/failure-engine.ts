@@ -4,19 +4,19 @@
  * the batch receipt, calls the pure reducer, and reports each reduction to its listeners.
  */
 import { BoundedMap, BoundedSet, trimOldest } from './bounded.js';
+import { notifyAll } from './notify.js';
 import { reduceFailure, initialFailureState } from '../core/failure/reducer.js';
-import type { CallFacts, CallUpdate, PromptInfo } from './call-facts.js';
+import type { CallUpdate, PromptInfo } from './call-facts.js';
+import { findCall, hasRunningCall, mergeCallUpdate, newOpenBatch, sealBatch } from './batch-assembler.js';
+import type { OpenBatch } from './batch-assembler.js';
 import type { GuardRoute } from './call-facts.js';
 import type {
   BatchReceipt,
   DrainSignals,
-  ExecutionStatus,
   FailureAction,
   GuardMode,
   FailureOutcome,
   FailureState,
-  TerminalStatus,
-  ToolCallObservation,
 } from '../core/failure/types.js';
 
 /** One reduced batch, reported to every engine listener (including decision `none`). */
@@ -68,30 +68,6 @@ export interface FailureEngineSettings {
   readonly reportError: (err: unknown) => void;
 }
 
-/** One call of the open batch: its facts, flattened in (one object a call). */
-interface CallRecord extends CallFacts {
-  readonly callId: string;
-  /** {@link TOOL_OPEN} | {@link EXECUTION_OPEN} | {@link SETTLED}: one small integer, not three fields. */
-  flags: number;
-}
-
-/** The call's tool span started and has not ended. */
-const TOOL_OPEN = 1;
-/** The call's execution span started and has not ended. */
-const EXECUTION_OPEN = 2;
-/** The call's terminal record (a `tool_call` log, or a batch-span child's end) arrived. */
-const SETTLED = 4;
-
-interface OpenBatch {
-  /** The batch's calls in arrival order (a short array: batches hold a few calls; bounded by maxCallsPerBatch). */
-  readonly calls: CallRecord[];
-  /** Opened by an explicit batch boundary (a batch span): only {@link FailureEngine.closeBatch} closes it. */
-  readonly explicit: boolean;
-  responseId: string | undefined;
-  overflow: boolean;
-  lastActivityMillis: number;
-}
-
 interface PendingBatch {
   readonly receipt: BatchReceipt;
   readonly index: number;
@@ -125,77 +101,6 @@ const ASSUMED_DRAIN: DrainSignals = { hasExternalInput: false, hasQueuedPrompt: 
 const NO_HOOK_DRAIN: DrainSignals = { hasExternalInput: false, hasQueuedPrompt: false, inputReliable: false };
 const NO_ACTION: FailureAction = { type: 'none' };
 const MAX_CLOSED_CALLS_PER_PROMPT = 4096;
-
-/** Shape of a ToolErrorType value (wire reference §3); anything else is treated as unclassified. */
-const ERROR_TYPE_SHAPE = /^[a-z][a-z0-9_]{0,63}$/;
-
-const TERMINAL: ReadonlySet<string> = new Set<TerminalStatus>(['success', 'error', 'cancelled']);
-const EXECUTION: ReadonlySet<string> = new Set<ExecutionStatus>(['not_started', 'success', 'error', 'cancelled', 'unknown']);
-
-function newCall(callId: string): CallRecord {
-  return {
-    callId,
-    flags: 0,
-    toolName: undefined,
-    lookupName: undefined,
-    toolType: undefined,
-    terminalStatus: undefined,
-    spanExecutionStatus: undefined,
-    spanErrorType: undefined,
-    logExecutionStatus: undefined,
-    logErrorType: undefined,
-    providerDuplicate: undefined,
-  };
-}
-
-/** Merge facts field by field; the first value seen for a field is kept. */
-function assign(t: CallFacts, f: CallFacts | undefined): void {
-  if (f === undefined) return;
-  if (t.toolName === undefined) t.toolName = f.toolName;
-  if (t.lookupName === undefined) t.lookupName = f.lookupName;
-  if (t.toolType === undefined) t.toolType = f.toolType;
-  if (t.terminalStatus === undefined) t.terminalStatus = f.terminalStatus;
-  if (t.spanExecutionStatus === undefined) t.spanExecutionStatus = f.spanExecutionStatus;
-  if (t.spanErrorType === undefined) t.spanErrorType = f.spanErrorType;
-  if (t.logExecutionStatus === undefined) t.logExecutionStatus = f.logExecutionStatus;
-  if (t.logErrorType === undefined) t.logErrorType = f.logErrorType;
-  if (t.providerDuplicate === undefined) t.providerDuplicate = f.providerDuplicate;
-}
-
-/** Build one receipt entry from gathered facts (wire reference §8 "Per-call inputs"). */
-export function observationFromFacts(callId: string, f: CallFacts): ToolCallObservation {
-  const terminal = f.terminalStatus !== undefined && TERMINAL.has(f.terminalStatus) ? (f.terminalStatus as TerminalStatus) : undefined;
-  const rawExecution = f.spanExecutionStatus ?? f.logExecutionStatus;
-  const execution = rawExecution === undefined ? undefined : EXECUTION.has(rawExecution) ? (rawExecution as ExecutionStatus) : 'unknown';
-  let errorType: string | undefined;
-  if (execution === 'error') {
-    if (f.spanExecutionStatus === 'error' && f.spanErrorType) errorType = f.spanErrorType;
-    else if (f.logExecutionStatus === 'error' && f.logErrorType) errorType = f.logErrorType;
-    // Free text is never a classification, and must never reach the diagnostic log.
-    if (errorType !== undefined && !ERROR_TYPE_SHAPE.test(errorType)) errorType = undefined;
-  }
-  return {
-    callId,
-    policyToolName: f.toolName || f.lookupName || undefined,
-    toolType: f.toolType,
-    terminalStatus: terminal,
-    executionStatus: execution,
-    executionErrorType: errorType,
-    providerDuplicate: f.providerDuplicate === true,
-  };
-}
-
-function findCall(open: OpenBatch, callId: string): CallRecord | undefined {
-  const calls = open.calls;
-  for (let i = calls.length - 1; i >= 0; i--) if ((calls[i] as CallRecord).callId === callId) return calls[i];
-  return undefined;
-}
-
-function hasRunningCall(entry: PromptEntry): boolean {
-  if (entry.open === undefined) return false;
-  for (const c of entry.open.calls) if ((c.flags & (TOOL_OPEN | EXECUTION_OPEN)) !== 0) return true;
-  return false;
-}
 
 /**
  * The guard engine. Not safe to share between unrelated agents: prompt ids are its keys.
@@ -305,7 +210,7 @@ export class FailureEngine {
     entry.foreground = true;
     entry.lastSeenMillis = this._stamp();
     this._closeOpen(entry, false);
-    entry.open = { calls: [], explicit: true, responseId: undefined, overflow: false, lastActivityMillis: timeMillis };
+    entry.open = newOpenBatch(true, timeMillis);
   }
 
   /** Explicit end of the prompt's batch (the batch span ended). */
@@ -337,28 +242,12 @@ export class FailureEngine {
       open = entry.open;
     }
     if (open === undefined) {
-      open = { calls: [], explicit: false, responseId: undefined, overflow: false, lastActivityMillis: update.timeMillis };
+      open = newOpenBatch(false, update.timeMillis);
       entry.open = open;
     }
-    if (update.responseId !== undefined && open.responseId === undefined) open.responseId = update.responseId;
     // Only headless qwen-code writes response_id on tool_call logs (wire reference §2.1).
     if (update.responseId !== undefined && !entry.routeKnown) entry.route = 'headless';
-    open.lastActivityMillis = Math.max(open.lastActivityMillis, update.timeMillis);
-    let call = findCall(open, update.callId);
-    if (call === undefined) {
-      if (open.calls.length >= this._settings.maxCallsPerBatch) {
-        open.overflow = true;
-        return;
-      }
-      call = newCall(update.callId);
-      open.calls.push(call);
-    }
-    if (update.opened === 'tool') call.flags |= TOOL_OPEN;
-    else if (update.opened === 'execution') call.flags |= EXECUTION_OPEN;
-    if (update.closed === 'tool') call.flags &= ~TOOL_OPEN;
-    else if (update.closed === 'execution') call.flags &= ~EXECUTION_OPEN;
-    if (update.settled === true) call.flags |= SETTLED;
-    assign(call, update.facts);
+    mergeCallUpdate(open, update, this._settings.maxCallsPerBatch);
   }
 
   /** Another loop protection stopped the prompt's turn: its final batch is not reduced. */
@@ -392,13 +281,7 @@ export class FailureEngine {
               : undefined;
     if (unjudged !== undefined) {
       entry.open = undefined;
-      for (const l of this._listeners) {
-        try {
-          l.onUnjudgedBatch?.(promptId, unjudged);
-        } catch (err) {
-          this._settings.reportError(err);
-        }
-      }
+      notifyAll(this._listeners, (l) => l.onUnjudgedBatch?.(promptId, unjudged), this._settings.reportError);
     } else this._closeOpen(entry, false);
     this._reducePending(entry, this._noHookDrain(entry), 'assumed');
     this._forget(entry);
@@ -433,7 +316,7 @@ export class FailureEngine {
     const runningLimit = now - 4 * this._settings.promptIdleMillis;
     for (const entry of [...this._prompts.values()]) {
       if (entry.lastSeenMillis >= limit) continue;
-      if (entry.lastSeenMillis >= runningLimit && hasRunningCall(entry)) continue;
+      if (entry.lastSeenMillis >= runningLimit && hasRunningCall(entry.open)) continue;
       this._evict(entry, 'idle');
     }
   }
@@ -485,18 +368,13 @@ export class FailureEngine {
     if (open === undefined) return;
     entry.open = undefined;
     if (open.calls.length === 0 && !open.overflow) return;
-    const observations: ToolCallObservation[] = [];
-    let complete = !open.overflow;
-    for (const call of open.calls) {
-      if (call.flags !== SETTLED) complete = false;
-      observations.push(observationFromFacts(call.callId, call));
-      entry.closedCalls ??= new BoundedSet(MAX_CLOSED_CALLS_PER_PROMPT);
-      entry.closedCalls.add(call.callId);
-    }
+    const receipt = sealBatch(open);
+    entry.closedCalls ??= new BoundedSet(MAX_CLOSED_CALLS_PER_PROMPT);
+    for (const call of open.calls) entry.closedCalls.add(call.callId);
     if (!entry.foreground || entry.mode === 'off') return;
     this._reducePending(entry, this._noHookDrain(entry), 'assumed');
     entry.batchCount += 1;
-    entry.pending = { receipt: { complete, observations }, index: entry.batchCount, lastActivityMillis: open.lastActivityMillis };
+    entry.pending = { receipt, index: entry.batchCount, lastActivityMillis: open.lastActivityMillis };
     if (!byHook && (entry.mode === 'shadow' || !this._settings.controlHookRequired)) {
       this._reducePending(entry, ASSUMED_DRAIN, 'assumed');
     }
@@ -535,13 +413,7 @@ export class FailureEngine {
       lastActivityMillis: pending.lastActivityMillis,
       decidedAtMillis: this._settings.now(),
     };
-    for (const l of this._listeners) {
-      try {
-        l.onDecision?.(decision);
-      } catch (err) {
-        this._settings.reportError(err);
-      }
-    }
+    notifyAll(this._listeners, (l) => l.onDecision?.(decision), this._settings.reportError);
     return decision;
   }
 
@@ -551,23 +423,11 @@ export class FailureEngine {
     this._modeOverrides.delete(entry.promptId);
     if (evicted) this._evicted.add(entry.promptId);
     else this._finished.add(entry.promptId);
-    for (const l of this._listeners) {
-      try {
-        l.onPromptForgotten?.(entry.promptId, entry.traceId);
-      } catch (err) {
-        this._settings.reportError(err);
-      }
-    }
+    notifyAll(this._listeners, (l) => l.onPromptForgotten?.(entry.promptId, entry.traceId), this._settings.reportError);
   }
 
   private _evict(entry: PromptEntry, reason: EvictionReason): void {
     this._forget(entry, true);
-    for (const l of this._listeners) {
-      try {
-        l.onEviction?.(entry.promptId, reason);
-      } catch (err) {
-        this._settings.reportError(err);
-      }
-    }
+    notifyAll(this._listeners, (l) => l.onEviction?.(entry.promptId, reason), this._settings.reportError);
   }
 }

@@ -4,6 +4,7 @@
  * leave this module.
  */
 import { trimOldest } from './bounded.js';
+import { notifyAll } from './notify.js';
 import { argumentsFingerprint, argumentsTextFingerprint } from './fingerprint.js';
 import { initialRepetitionState, reduceRepetition } from '../core/repetition/reducer.js';
 import type { RepetitionAction, RepetitionOutcome, RepetitionState } from '../core/repetition/types.js';
@@ -234,12 +235,6 @@ export class RepetitionEngine {
       decidedAtMillis: this._settings.now(),
       sessionId: call.sessionId,
     };
-    for (const l of this._listeners) {
-      try {
-        l.onRepetitionDecision?.(record);
-      } catch (err) {
-        this._settings.reportError(err);
-      }
-    }
+    notifyAll(this._listeners, (l) => l.onRepetitionDecision?.(record), this._settings.reportError);
   }
 }

@@ -1,0 +1,50 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+
+const DIST = fileURLToPath(new URL('../dist/', import.meta.url));
+
+/** Every dist module and bare package an entry reaches through static and dynamic imports. */
+function reach(entry: string): { files: Set<string>; packages: Set<string> } {
+  const files = new Set<string>();
+  const packages = new Set<string>();
+  const stack = [resolve(DIST, entry)];
+  while (stack.length > 0) {
+    const file = stack.pop() as string;
+    if (files.has(file)) continue;
+    files.add(file);
+    const text = readFileSync(file, 'utf8');
+    for (const m of text.matchAll(/(?:from\s*|import\s*\(\s*|import\s+)'([^']+)'/g)) {
+      const spec = m[1] as string;
+      if (spec.startsWith('.')) stack.push(resolve(dirname(file), spec));
+      else packages.add(spec.startsWith('@') ? spec.split('/').slice(0, 2).join('/') : (spec.split('/')[0] as string));
+    }
+  }
+  return { files: new Set([...files].map((f) => relative(DIST, f))), packages };
+}
+
+describe('package entries (dist, built by pretest)', () => {
+  it('the root entry reaches no replay, serve, report, OTLP or CLI module', () => {
+    expect(existsSync(join(DIST, 'index.js'))).toBe(true);
+    const { files } = reach('index.js');
+    const outOfProcess = [...files].filter((f) => /^(replay|serve|report|otlp|cli)\//.test(f) || /^(replay|serve)\.js$/.test(f));
+    expect(outOfProcess).toEqual([]);
+  });
+
+  it('the root entry needs only the OpenTelemetry API packages and core, plus node:crypto', () => {
+    const { packages } = reach('index.js');
+    expect([...packages].sort()).toEqual(['@opentelemetry/api', '@opentelemetry/api-logs', '@opentelemetry/core', 'node:crypto']);
+  });
+
+  it('./core reaches only the core folder and imports no package', () => {
+    const { files, packages } = reach('core.js');
+    expect([...files].filter((f) => f !== 'core.js' && !f.startsWith('core/'))).toEqual([]);
+    expect([...packages]).toEqual([]);
+  });
+
+  it('./replay and ./serve are separate entries', () => {
+    expect(reach('replay.js').files.has('replay/replay.js')).toBe(true);
+    expect(reach('serve.js').files.has('serve/guard-server.js')).toBe(true);
+  });
+});
