@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -9,9 +9,21 @@ import { fixturePath } from './helpers/recorded.js';
 const MAIN = new URL('../dist/cli/main.js', import.meta.url).pathname;
 
 function cli(...args: string[]) {
-  const r = spawnSync(process.execPath, [MAIN, ...args], { encoding: 'utf8', timeout: 30_000 });
+  return cliWithInput(undefined, ...args);
+}
+
+function cliWithInput(input: string | undefined, ...args: string[]) {
+  const r = spawnSync(process.execPath, [MAIN, ...args], { encoding: 'utf8', timeout: 30_000, input });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
+
+const CASES = new URL('../../shared/cases/turn2/', import.meta.url).pathname;
+const jsonLines = (text: string) =>
+  text
+    .trim()
+    .split('\n')
+    .filter((l) => l.startsWith('{'))
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
 
 describe('repeated-tool-failure-guard replay', () => {
   it('the main job: --compare on the embedded capture agrees 6/6 and every invariant holds', () => {
@@ -31,10 +43,11 @@ describe('repeated-tool-failure-guard replay', () => {
     expect(lines.map((l) => l.decision)).toEqual(['tracked', 'tracked', 'tracked', 'warned', 'stopped']);
     for (const l of lines) {
       expect(Object.keys(l).sort()).toEqual(
-        ['batch', 'batchCountBucket', 'candidateOrdinal', 'decision', 'failureCountBucket', 'mode', 'phaseAfter', 'phaseBefore', 'promptId'].sort(),
+        ['guard', 'batch', 'batchCountBucket', 'candidateOrdinal', 'decision', 'failureCountBucket', 'mode', 'phaseAfter', 'phaseBefore', 'promptId'].sort(),
       );
     }
     expect(lines[4]).toEqual({
+      guard: 'repeated_tool_failure',
       promptId: '3f36da7a-197c-4a0b-bc66-93c34b4e5530########1',
       batch: 5,
       mode: 'enforce',
@@ -101,3 +114,97 @@ describe('repeated-tool-failure-guard replay', () => {
     expect(r.stdout).toMatch(/Usage: repeated-tool-failure-guard/);
   });
 });
+
+describe('replay: cannot judge is never silent (issue 12, case 3)', () => {
+  it('traces without the logs that settle each call: reason on stderr, unjudged records, exit 3', () => {
+    const r = cli('replay', '--format', 'json', '--mode', 'shadow', `${CASES}t2-18a-split-traces-only.otlp.jsonl`);
+    expect(r.code).toBe(3);
+    expect(r.stderr).toMatch(/cannot judge 11 batch\(es\) of 1 prompt\(s\): no `qwen-code\.tool_call` log records/);
+    expect(r.stderr).toContain('replay the logs file too');
+    const lines = jsonLines(r.stdout);
+    expect(lines).toHaveLength(11);
+    for (const l of lines) expect(l).toMatchObject({ guard: 'repeated_tool_failure', judged: false, reason: 'no_terminal_records' });
+    expect(lines.map((l) => l.batch)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
+  });
+
+  it('both halves of a split collector output, together, are judged: exit 0', () => {
+    const r = cli('replay', '--format', 'json', '--mode', 'shadow', `${CASES}t2-18a-split-traces-only.otlp.jsonl`, `${CASES}t2-18b-split-logs-only.otlp.jsonl`);
+    expect(r.code).toBe(0);
+    const decisions = jsonLines(r.stdout).filter((l) => 'decision' in l);
+    expect(decisions.map((l) => l.decision)).toEqual(['tracked', 'tracked', 'tracked', 'tracked', 'tracked', 'tracked', 'tracked', 'would_warn', 'would_stop']);
+  });
+
+  it('telemetry with no tool batch for the chosen profile says so and names the profile it looks like', () => {
+    const r = cli('replay', '--profile', 'batch-span', fixturePath('acp-shadow-drain'));
+    expect(r.code).toBe(3);
+    expect(r.stderr).toMatch(/no tool batch found for profile batch-span/);
+    expect(r.stderr).toContain('Try --profile qwen-code');
+  });
+});
+
+describe('replay: --compare with no in-tree events (issue 12, case 4)', () => {
+  it('an ACP prompt whose in-tree guard was off is not compared: exit 0', () => {
+    const r = cli('replay', '--compare', `${CASES}t2-02-mcp-identical-85.otlp.jsonl`);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/not compared: \S+ \(no in-tree guard event for this prompt/);
+    expect(r.stdout).not.toContain('differs:');
+  });
+});
+
+describe('replay: breaker records in --format json (issue 12, case 5)', () => {
+  it.each([
+    ['t2-06-poll-identical-success', ['would_warn', 'would_abort']],
+    ['t2-16-parallel-identical-in-one-batch', ['would_warn', 'would_abort']],
+  ])('%s: identical_call records carry the guard key and closed-vocabulary fields only', (name, decisions) => {
+    const r = cli('replay', '--format', 'json', '--mode', 'shadow', `${CASES}${name}.otlp.jsonl`);
+    const breaker = jsonLines(r.stdout).filter((l) => l.guard === 'identical_call');
+    expect(breaker.map((l) => l.decision)).toEqual(decisions);
+    for (const l of breaker) {
+      expect(Object.keys(l).sort()).toEqual(['decision', 'guard', 'mode', 'phaseAfter', 'phaseBefore', 'promptId', 'runLengthBucket', 'source']);
+    }
+    expect(r.stdout).not.toContain('do-not-leak-4412');
+  });
+});
+
+describe('replay: mixed timestamp precision and clock steps (issue 12, cases 1 and 2)', () => {
+  const KEYS = ['decision', 'phaseBefore', 'phaseAfter', 'failureCountBucket', 'batchCountBucket', 'candidateOrdinal', 'resetReason'] as const;
+  const project = (lines: Record<string, unknown>[]) =>
+    lines.filter((l) => typeof l.decision === 'string' && l.decision !== 'none' && l.guard !== 'identical_call').map((l) => KEYS.map((k) => l[k]));
+  it.each(['t2-19-otel-ms-start-ns-end-tight-gap', 't2-15-otel-negative-duration-tool-spans', 't2-18b-split-logs-only'])('%s gives its right value', (name) => {
+    const r = cli('replay', '--format', 'json', '--mode', 'shadow', `${CASES}${name}.otlp.jsonl`);
+    expect(r.code).toBe(0);
+    const expected = jsonLines(readFileSync(`${CASES}${name}.expected.jsonl`, 'utf8'));
+    expect(project(jsonLines(r.stdout))).toEqual(project(expected));
+  });
+
+  it('spans that end before they start are counted in the summary', () => {
+    const r = cli('replay', '--mode', 'shadow', `${CASES}t2-15-otel-negative-duration-tool-spans.otlp.jsonl`);
+    expect(r.stdout).toMatch(/\d+ span\(s\) end before they start \(a clock step\)/);
+  });
+});
+
+describe('replay: slips (issue 12, case 8)', () => {
+  it('- reads standard input', () => {
+    const r = cliWithInput(readFileSync(fixturePath('acp-shadow-drain'), 'utf8'), 'replay', '--compare', '-');
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('agreement: 6/6 batches');
+  });
+
+  it('--help lists the choices of --mode and --profile', () => {
+    const r = cli('replay', '--help');
+    expect(r.stdout).toMatch(/--mode <mode>\s+guard mode for every prompt: shadow, warn or enforce/);
+    expect(r.stdout).toMatch(/choices: "auto", "qwen-code", "batch-span"/);
+  });
+
+  it('a usage error prints one line and a hint, not the whole help', () => {
+    const r = cli('replay', '--bogus', 'x');
+    expect(r.code).toBe(2);
+    expect(r.stderr.trim().split('\n')).toEqual(["error: unknown option '--bogus'", '(add --help for usage)']);
+  });
+
+  it('the profile is detected when not given', () => {
+    const r = cli('replay', fixturePath('headless-yolo'));
+    expect(r.stdout).toContain('profile: qwen-code (detected)');
+  });
+});
+

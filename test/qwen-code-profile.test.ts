@@ -80,18 +80,20 @@ describe('qwen-code profile, in-process with a real SDK', () => {
     await s.shutdown();
   });
 
-  it('a call whose tool span has not ended when the batch closes makes it incomplete', async () => {
+  it('a call whose tool_call log is in is settled, even when its tool span ends after the next model request starts', async () => {
     const s = setup();
     s.agent.startPrompt(P);
     s.agent.batch(P, twoFailures());
     s.agent.modelRequest(P);
     const end = s.agent.toolCall(P, { leaveOpen: true, logFirst: true });
     s.agent.modelRequest(P); // boundary while the call is still running
-    end(); // the late child: dropped as late, never counted
+    end(); // the span end after the batch was judged: dropped as late
     s.agent.endPrompt(P);
-    expect(s.decisions.map((d) => [d.outcome.decision, d.outcome.resetReason, d.receipt.complete])).toEqual([
-      ['tracked', undefined, true],
-      ['reset', 'incomplete', false],
+    // Design: a receipt is complete when every admitted call has its settled record (the tool_call
+    // log); the span end's order against the next request must not decide it (issue 12, item 1).
+    expect(s.decisions.map((d) => [d.outcome.decision, d.outcome.resetReason, d.receipt.complete, d.outcome.failureCount])).toEqual([
+      ['tracked', undefined, true, 2],
+      ['tracked', undefined, true, 3],
     ]);
     expect(s.guard.engine.lateRecords).toBeGreaterThan(0);
     await s.shutdown();

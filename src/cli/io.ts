@@ -7,6 +7,8 @@
 export interface CommandIo {
   readonly out: (line: string) => void;
   readonly err: (line: string) => void;
+  /** Standard input, for `-` arguments. @defaultValue `process.stdin` */
+  readonly stdin?: AsyncIterable<Buffer | string>;
   /** Progress on a terminal only. */
   readonly progress?: (text: string) => void;
 }

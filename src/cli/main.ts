@@ -9,6 +9,8 @@ import { runReplay } from './commands/replay.js';
 import { UserError } from './io.js';
 import { runServe } from './commands/serve.js';
 import { VERSION } from '../otel/version.js';
+import { WIRE_PROFILES } from '../profiles/registry.js';
+import type { WireProfileName } from '../profiles/registry.js';
 
 function modeArg(value: string): GuardMode {
   const mode = parseGuardMode(value);
@@ -46,20 +48,26 @@ const program = new Command()
   .name('repeated-tool-failure-guard')
   .description('Detect AI coding agents looping on the same failing tool call, from OpenTelemetry telemetry.')
   .version(VERSION)
-  .showHelpAfterError()
+  .showHelpAfterError('(add --help for usage)')
   .exitOverride();
 
 program
   .command('replay')
   .description(
-    'Replay recorded telemetry (qwen-code telemetry outfiles or OTLP JSON lines, told apart by content) through the guard; print the decision timeline, a summary and the Phase 1 invariants. Exit 1 on a violated invariant or (with --compare) a disagreement.',
+    'Replay recorded telemetry (qwen-code telemetry outfiles or OTLP JSON lines, told apart by content) through the guard; print the decision timeline, a summary and the invariants. Exit 0 all judged; 1 a violated invariant or (with --compare) a disagreement; 2 a usage error; 3 batches that could not be judged (missing logs) or no tool batch found.',
   )
-  .argument('<file...>', 'telemetry files to replay together')
-  .addOption(new Option('--mode <mode>', 'guard mode for every prompt (default: the mode the in-tree guard recorded, else shadow)').argParser(modeArg))
-  .addOption(new Option('--profile <profile>', 'wire profile').choices(['qwen-code', 'batch-span']).default('qwen-code'))
+  .argument('<file...>', 'telemetry files to replay together; - reads standard input')
+  .addOption(
+    new Option('--mode <mode>', 'guard mode for every prompt: shadow, warn or enforce (default: the mode the in-tree guard recorded, else shadow)').argParser(
+      modeArg,
+    ),
+  )
+  .addOption(
+    new Option('--profile <profile>', 'wire profile; auto picks the one the input looks like').choices(['auto', ...Object.keys(WIRE_PROFILES)]).default('auto'),
+  )
   .addOption(new Option('--format <format>', 'text, or json: one JSON object per decision on stdout, report on stderr').choices(['text', 'json']).default('text'))
   .option('--compare', 'diff batch by batch with the in-tree qwen-code.repeated_tool_failure_guard events in the same input', false)
-  .action(async (files: string[], opts: { mode?: GuardMode; profile: 'qwen-code' | 'batch-span'; format: 'text' | 'json'; compare: boolean }) => {
+  .action(async (files: string[], opts: { mode?: GuardMode; profile: WireProfileName | 'auto'; format: 'text' | 'json'; compare: boolean }) => {
     process.exitCode = await runReplay(files, opts, io);
   });
 
@@ -73,7 +81,7 @@ program
   .option('--export-endpoint <url>', 'OTLP/HTTP base URL to export the guard telemetry to (…/v1/logs, …/v1/metrics); printed to stdout when absent')
   .addOption(new Option('--grace-millis <ms>', 'how long records are held to reorder the span and log streams before a batch is judged').argParser(positiveInt).default(10_000))
   .addOption(new Option('--max-body-bytes <n>', 'largest accepted request body, after decompression (413 beyond)').argParser(positiveInt).default(16 * 1024 * 1024))
-  .addOption(new Option('--mode <mode>', 'guard mode label for decisions').argParser(modeArg).default('shadow'))
+  .addOption(new Option('--mode <mode>', 'guard mode label for decisions: shadow, warn or enforce').argParser(modeArg).default('shadow'))
   .action(async (opts: { port: number; host: string; exportEndpoint?: string; graceMillis: number; maxBodyBytes: number; mode: GuardMode }) => {
     await runServe(opts, io);
   });

@@ -108,6 +108,18 @@ export function hasRunningCall(open: OpenBatch | undefined): boolean {
   return false;
 }
 
+/** Whether some call of the batch has its terminal record. */
+export function hasSettledCall(open: OpenBatch): boolean {
+  for (const c of open.calls) if ((c.flags & SETTLED) !== 0) return true;
+  return false;
+}
+
+/** Whether some call of the batch has no terminal record yet. */
+export function hasUnsettledCall(open: OpenBatch): boolean {
+  for (const c of open.calls) if ((c.flags & SETTLED) === 0) return true;
+  return false;
+}
+
 /**
  * Merge one update into the batch: the call is added (unless the batch already holds
  * `maxCalls` calls: then the batch overflows and will be reduced `incomplete`), its open/closed
@@ -135,13 +147,17 @@ export function mergeCallUpdate(open: OpenBatch, update: CallUpdate, maxCalls: n
 
 /**
  * Seal the batch into a receipt. The receipt is complete when no call was dropped (no overflow)
- * and every call is settled with no span of it still open.
+ * and every call is settled: its terminal record (a `tool_call` log, a batch-span child's end) is
+ * in. A span of a settled call that has not ended yet does not make the batch incomplete: span
+ * ends and the next batch's start can sort either way across timestamp precisions
+ * (OpenTelemetry JS records starts to the millisecond and ends to the nanosecond,
+ * opentelemetry-js#5804), and the terminal record already carries the outcome.
  */
 export function sealBatch(open: OpenBatch): BatchReceipt {
   const observations: ToolCallObservation[] = [];
   let complete = !open.overflow;
   for (const call of open.calls) {
-    if (call.flags !== SETTLED) complete = false;
+    if ((call.flags & SETTLED) === 0) complete = false;
     observations.push(observationFromFacts(call.callId, call));
   }
   return { complete, observations };

@@ -7,7 +7,7 @@ import { BoundedMap, BoundedSet, trimOldest } from './bounded.js';
 import { notifyAll } from './notify.js';
 import { reduceFailure, initialFailureState } from '../core/failure/reducer.js';
 import type { CallUpdate, PromptInfo } from './call-facts.js';
-import { findCall, hasRunningCall, mergeCallUpdate, newOpenBatch, sealBatch } from './batch-assembler.js';
+import { findCall, hasRunningCall, hasSettledCall, hasUnsettledCall, mergeCallUpdate, newOpenBatch, sealBatch } from './batch-assembler.js';
 import type { OpenBatch } from './batch-assembler.js';
 import type { GuardRoute } from './call-facts.js';
 import type {
@@ -38,6 +38,19 @@ export interface BatchDecision {
   readonly decidedAtMillis: number;
 }
 
+/**
+ * Why a batch was not judged on its outcomes.
+ *
+ * - `turn_cancelled`, `cancelled_call`, `other_loop_stop`: the prompt's final batch ended the turn
+ *   before the Session would run the guard on it (the in-tree guard does not judge it either);
+ * - `no_terminal_records`: no call of the batch has its terminal record (a qwen-code
+ *   `tool_call` log…), so its outcomes are unknown. The batch is still reduced (as `incomplete`,
+ *   which resets a candidate, as the design asks), but nothing about its failures could be judged:
+ *   usually the logs signal is missing (a collector writing one file per signal, a log processor
+ *   not registered).
+ */
+export type UnjudgedReason = 'turn_cancelled' | 'cancelled_call' | 'other_loop_stop' | 'no_terminal_records';
+
 /** Why a prompt's state was dropped without finishing. */
 export type EvictionReason = 'capacity' | 'idle';
 
@@ -47,8 +60,11 @@ export interface FailureEngineListener {
   onEviction?(promptId: string, reason: EvictionReason): void;
   /** The prompt's state was dropped (it ended or was evicted); `traceId` is the trace it was seen on. */
   onPromptForgotten?(promptId: string, traceId: string | undefined): void;
-  /** The prompt's final batch ended the turn before the guard would run on it (not judged). */
-  onUnjudgedBatch?(promptId: string, reason: 'turn_cancelled' | 'cancelled_call' | 'other_loop_stop'): void;
+  /**
+   * A batch was not judged on its outcomes (see {@link UnjudgedReason}); `batch` is its 1-based
+   * index in the prompt (for a final batch that was never reduced: the index it would have had).
+   */
+  onUnjudgedBatch?(promptId: string, reason: UnjudgedReason, batch: number): void;
 }
 
 /** Limits and policy of the engine. All fields are required here; defaults live in `config.ts`. */
@@ -87,6 +103,13 @@ interface PromptEntry {
   foreground: boolean;
   state: FailureState;
   open: OpenBatch | undefined;
+  /**
+   * The previous batch, when the next model request began before every call of it settled: its
+   * terminal records may still arrive (timestamps of mixed precision, clocks that step, logs
+   * exported after spans). It is sealed when its last call settles, or when the next batch
+   * closes or the prompt ends, whichever comes first.
+   */
+  closing: OpenBatch | undefined;
   pending: PendingBatch | undefined;
   batchCount: number;
   /** Another loop protection stopped the turn (a `loop_detected` of another type). */
@@ -191,13 +214,23 @@ export class FailureEngine {
     }
   }
 
-  /** A new model request of the prompt began: the open batch (if any) is closed. */
+  /**
+   * A new model request of the prompt began: the open batch (if any) is closed. A batch with a call
+   * whose terminal record has not arrived yet is held as the closing batch instead (see
+   * {@link PromptEntry.closing}): the request's start can sort before the last records of the
+   * batch it follows, and ordering must not decide the outcome.
+   */
   boundary(promptId: string): void {
     const entry = this._entry(promptId);
     if (entry === undefined) return;
     entry.foreground = true;
     entry.lastSeenMillis = this._stamp();
-    this._closeOpen(entry, false);
+    const open = entry.open;
+    if (open !== undefined && !open.explicit && hasUnsettledCall(open)) {
+      this._sealClosing(entry);
+      entry.open = undefined;
+      entry.closing = open;
+    } else this._closeOpen(entry, false);
   }
 
   /**
@@ -228,6 +261,12 @@ export class FailureEngine {
     entry.lastSeenMillis = this._stamp();
     if (entry.closedCalls?.has(update.callId) === true) {
       this._lateRecords += 1;
+      return;
+    }
+    const closing = entry.closing;
+    if (closing !== undefined && findCall(closing, update.callId) !== undefined) {
+      mergeCallUpdate(closing, update, this._settings.maxCallsPerBatch);
+      if (!hasUnsettledCall(closing)) this._sealClosing(entry);
       return;
     }
     let open = entry.open;
@@ -268,6 +307,8 @@ export class FailureEngine {
     const entry = this._prompts.get(promptId);
     if (entry === undefined) return;
     entry.lastSeenMillis = this._stamp();
+    // The closing batch was followed by a model request: the Session ran the guard on it.
+    this._sealClosing(entry);
     const open = entry.open;
     const unjudged =
       open === undefined || open.calls.length === 0 || entry.mode === 'off' || !entry.foreground
@@ -281,7 +322,8 @@ export class FailureEngine {
               : undefined;
     if (unjudged !== undefined) {
       entry.open = undefined;
-      notifyAll(this._listeners, (l) => l.onUnjudgedBatch?.(promptId, unjudged), this._settings.reportError);
+      const index = entry.batchCount + 1;
+      notifyAll(this._listeners, (l) => l.onUnjudgedBatch?.(promptId, unjudged, index), this._settings.reportError);
     } else this._closeOpen(entry, false);
     this._reducePending(entry, this._noHookDrain(entry), 'assumed');
     this._forget(entry);
@@ -316,7 +358,7 @@ export class FailureEngine {
     const runningLimit = now - 4 * this._settings.promptIdleMillis;
     for (const entry of [...this._prompts.values()]) {
       if (entry.lastSeenMillis >= limit) continue;
-      if (entry.lastSeenMillis >= runningLimit && hasRunningCall(entry.open)) continue;
+      if (entry.lastSeenMillis >= runningLimit && (hasRunningCall(entry.open) || hasRunningCall(entry.closing))) continue;
       this._evict(entry, 'idle');
     }
   }
@@ -348,6 +390,7 @@ export class FailureEngine {
       foreground: false,
       state: initialFailureState(),
       open: undefined,
+      closing: undefined,
       pending: undefined,
       batchCount: 0,
       stoppedByOther: false,
@@ -364,9 +407,22 @@ export class FailureEngine {
    * is still waiting when the next one closes or the prompt ends is reduced as an unreliable drain.
    */
   private _closeOpen(entry: PromptEntry, byHook: boolean): void {
+    this._sealClosing(entry);
     const open = entry.open;
     if (open === undefined) return;
     entry.open = undefined;
+    this._close(entry, open, byHook);
+  }
+
+  /** Seal the closing batch (see {@link PromptEntry.closing}), if any. */
+  private _sealClosing(entry: PromptEntry): void {
+    const closing = entry.closing;
+    if (closing === undefined) return;
+    entry.closing = undefined;
+    this._close(entry, closing, false);
+  }
+
+  private _close(entry: PromptEntry, open: OpenBatch, byHook: boolean): void {
     if (open.calls.length === 0 && !open.overflow) return;
     const receipt = sealBatch(open);
     entry.closedCalls ??= new BoundedSet(MAX_CLOSED_CALLS_PER_PROMPT);
@@ -375,6 +431,10 @@ export class FailureEngine {
     this._reducePending(entry, this._noHookDrain(entry), 'assumed');
     entry.batchCount += 1;
     entry.pending = { receipt, index: entry.batchCount, lastActivityMillis: open.lastActivityMillis };
+    if (!hasSettledCall(open)) {
+      const index = entry.batchCount;
+      notifyAll(this._listeners, (l) => l.onUnjudgedBatch?.(entry.promptId, 'no_terminal_records', index), this._settings.reportError);
+    }
     if (!byHook && (entry.mode === 'shadow' || !this._settings.controlHookRequired)) {
       this._reducePending(entry, ASSUMED_DRAIN, 'assumed');
     }

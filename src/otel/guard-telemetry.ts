@@ -3,9 +3,11 @@ import type { Attributes, Counter, MeterProvider } from '@opentelemetry/api';
 import { logs, SeverityNumber } from '@opentelemetry/api-logs';
 import type { Logger, LoggerProvider } from '@opentelemetry/api-logs';
 import { batchCountBucket, failureCountBucket } from '../core/buckets.js';
-import type { BatchDecision, FailureEngineListener, EvictionReason } from '../engine/failure-engine.js';
+import type { BatchDecision, FailureEngineListener, EvictionReason, UnjudgedReason } from '../engine/failure-engine.js';
 import type { RepetitionDecisionRecord, RepetitionListener } from '../engine/repetition-engine.js';
 import {
+  GUARD_CLOCK_ANOMALY_METRIC_SUFFIX,
+  GUARD_UNJUDGED_METRIC_SUFFIX,
   ATTR_EVENT_NAME,
   ATTR_EVENT_TIMESTAMP,
   ATTR_EXECUTION_STATUS,
@@ -119,6 +121,8 @@ export class GuardTelemetry implements FailureEngineListener, RepetitionListener
   private _counter: Counter | undefined;
   private _repetitionCounter: Counter | undefined;
   private _evictions: Counter | undefined;
+  private _unjudged: Counter | undefined;
+  private _clockAnomalies: Counter | undefined;
   private _logger: Logger | undefined;
   private _meterProvider: MeterProvider | undefined;
   private _loggerProvider: LoggerProvider | undefined;
@@ -195,6 +199,18 @@ export class GuardTelemetry implements FailureEngineListener, RepetitionListener
     this._evictions?.add(1, { reason });
   }
 
+  onUnjudgedBatch(_promptId: string, reason: UnjudgedReason): void {
+    this._ensureInstruments();
+    this._unjudged?.add(1, { reason });
+  }
+
+  /** Count spans that ended before they started (seen out of process; the SDK clamps them in process). */
+  recordClockAnomalies(count: number): void {
+    if (count <= 0) return;
+    this._ensureInstruments();
+    this._clockAnomalies?.add(count);
+  }
+
   /** Instruments follow the global providers until a provider is passed in options (NodeSDK sets globals late). */
   private _ensureInstruments(): void {
     const mp = this._options.meterProvider ?? metrics.getMeterProvider();
@@ -213,6 +229,15 @@ export class GuardTelemetry implements FailureEngineListener, RepetitionListener
         description:
           'Prompts whose guard state was dropped before they finished (capacity or idle expiry); an evicted prompt never enforces.',
         unit: '{prompt}',
+      });
+      this._unjudged = meter.createCounter(`${this._options.namespace}.${GUARD_UNJUDGED_METRIC_SUFFIX}`, {
+        description:
+          'Batches not judged on their outcomes, by reason: a final batch that ended the turn first, or a batch with no terminal record of any call (a missing logs signal).',
+        unit: '{batch}',
+      });
+      this._clockAnomalies = meter.createCounter(`${this._options.namespace}.${GUARD_CLOCK_ANOMALY_METRIC_SUFFIX}`, {
+        description: 'Received spans that end before they start (a clock step); judged by their terminal records.',
+        unit: '{span}',
       });
     }
     const lp = this._options.loggerProvider ?? logs.getLoggerProvider();

@@ -1,3 +1,4 @@
+import { diag } from '@opentelemetry/api';
 import { BindOnceFuture, globalErrorHandler } from '@opentelemetry/core';
 import { resolveOptions } from './config.js';
 import type { RepeatedToolFailureGuardOptions, ResolvedGuardOptions } from './config.js';
@@ -38,6 +39,8 @@ export class RepeatedToolFailureGuard implements TelemetrySink {
   readonly engine: FailureEngine;
   /** The identical tool-call repetition breaker. */
   readonly repetition: RepetitionEngine;
+  /** The guard's own counters, diagnostic logs and loop event. */
+  readonly telemetry: GuardTelemetry;
   /** The resolved options. */
   readonly options: ResolvedGuardOptions;
   private readonly _profile: WireProfile;
@@ -70,8 +73,20 @@ export class RepeatedToolFailureGuard implements TelemetrySink {
       reportError: (err) => globalErrorHandler(err as Error),
     });
     const telemetry = new GuardTelemetry({ namespace: o.namespace, meterProvider: o.meterProvider, loggerProvider: o.loggerProvider });
+    this.telemetry = telemetry;
     this.engine.addListener(telemetry);
     this.repetition.addListener(telemetry);
+    const terminal = typeof o.profile === 'string' ? WIRE_PROFILES[o.profile].terminalRecord : undefined;
+    let warned = false;
+    this.engine.addListener({
+      onUnjudgedBatch: (_promptId, reason) => {
+        if (reason !== 'no_terminal_records' || warned) return;
+        warned = true;
+        diag.warn(
+          `RepeatedToolFailureGuard: a tool batch closed with no terminal record of any call${terminal === undefined ? '' : ` (${terminal.description})`}; its failures cannot be judged. Is the ${terminal?.signal === 'traces' ? 'span' : 'log-record'} processor registered and the ${terminal?.signal ?? 'logs'} signal exported?`,
+        );
+      },
+    });
     this._profile =
       typeof o.profile === 'function'
         ? o.profile(this.engine, this.repetition)

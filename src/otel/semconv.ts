@@ -33,6 +33,10 @@ export const GUARD_EVENT_SUFFIX = 'repeated_tool_failure_guard';
 export const GUARD_METRIC_SUFFIX = 'repeated_tool_failure_guard.count';
 /** Metric name suffix of the eviction counter: `<ns>.repeated_tool_failure_guard.evicted_prompts`. */
 export const GUARD_EVICTION_METRIC_SUFFIX = 'repeated_tool_failure_guard.evicted_prompts';
+/** Metric name suffix of the unjudged-batch counter (attribute `reason`): `<ns>.repeated_tool_failure_guard.unjudged_batches`. */
+export const GUARD_UNJUDGED_METRIC_SUFFIX = 'repeated_tool_failure_guard.unjudged_batches';
+/** Metric name suffix of the counter of received spans that end before they start: `<ns>.repeated_tool_failure_guard.clock_anomalies`. */
+export const GUARD_CLOCK_ANOMALY_METRIC_SUFFIX = 'repeated_tool_failure_guard.clock_anomalies';
 /** Event name suffix of the repetition breaker's diagnostic log: `<ns>.tool_call_repetition_guard`. */
 export const REPETITION_EVENT_SUFFIX = 'tool_call_repetition_guard';
 /** Metric name suffix of the repetition breaker's counter: `<ns>.tool_call_repetition_guard.count`. */

@@ -116,10 +116,16 @@ export function isOtlpRequest(o: unknown): o is Json {
   return isObj(o) && ('resourceSpans' in o || 'resourceLogs' in o || 'resourceMetrics' in o);
 }
 
+/** The Resource of one `resourceSpans`/`resourceLogs` entry (shared by its records), or `undefined`. */
+function resourceOf(r: Json): { attributes: Record<string, AnyValue> } | undefined {
+  return isObj(r.resource) && Array.isArray(r.resource.attributes) ? { attributes: attributes(r.resource.attributes) } : undefined;
+}
+
 /** Convert one OTLP request object (any signal) into records, appended to `into`. */
 export function otlpRequestToRecords(request: Json, into: RecordBatch = emptyRecordBatch()): RecordBatch {
   for (const rs of arr(request.resourceSpans)) {
     if (!isObj(rs)) continue;
+    const resource = resourceOf(rs);
     for (const ss of arr(rs.scopeSpans ?? rs.instrumentationLibrarySpans)) {
       if (!isObj(ss)) continue;
       const scopeName = isObj(ss.scope) && typeof ss.scope.name === 'string' ? ss.scope.name : '';
@@ -136,6 +142,7 @@ export function otlpRequestToRecords(request: Json, into: RecordBatch = emptyRec
             startTime: nanosToHrTime(nanos(s.startTimeUnixNano)),
             endTime: nanosToHrTime(nanos(s.endTimeUnixNano)),
             scopeName,
+            resource,
           }),
         );
       }
@@ -143,6 +150,7 @@ export function otlpRequestToRecords(request: Json, into: RecordBatch = emptyRec
   }
   for (const rl of arr(request.resourceLogs)) {
     if (!isObj(rl)) continue;
+    const resource = resourceOf(rl);
     for (const sl of arr(rl.scopeLogs ?? rl.instrumentationLibraryLogs)) {
       if (!isObj(sl)) continue;
       const scopeName = isObj(sl.scope) && typeof sl.scope.name === 'string' ? sl.scope.name : '';
@@ -158,6 +166,7 @@ export function otlpRequestToRecords(request: Json, into: RecordBatch = emptyRec
           eventName: typeof l.eventName === 'string' && l.eventName !== '' ? l.eventName : undefined,
           instrumentationScope: { name: scopeName },
           body: anyValue(l.body),
+          resource,
         });
       }
     }

@@ -5,7 +5,7 @@
  */
 import type { HrTime, SpanContext } from '@opentelemetry/api';
 import type { AnyValue } from '@opentelemetry/api-logs';
-import type { LogRecordView, SpanView } from '../profiles/wire-profile.js';
+import type { LogRecordView, ResourceView, SpanView } from '../profiles/wire-profile.js';
 
 /** A finished span as read from a file or request. */
 export class RecordedSpan implements SpanView {
@@ -15,6 +15,7 @@ export class RecordedSpan implements SpanView {
   readonly startTime: HrTime;
   readonly endTime: HrTime;
   readonly scopeName: string;
+  readonly resource: ResourceView | undefined;
   private readonly _ctx: SpanContext;
 
   constructor(init: {
@@ -25,6 +26,7 @@ export class RecordedSpan implements SpanView {
     startTime: HrTime;
     endTime: HrTime;
     scopeName: string;
+    resource?: ResourceView | undefined;
   }) {
     this.name = init.name;
     this.attributes = init.attributes;
@@ -33,6 +35,7 @@ export class RecordedSpan implements SpanView {
     this.startTime = init.startTime;
     this.endTime = init.endTime;
     this.scopeName = init.scopeName;
+    this.resource = init.resource;
   }
 
   spanContext(): SpanContext {

@@ -122,6 +122,24 @@ function scopeName(o: Json): string {
   return typeof s === 'object' && s !== null && typeof (s as Json).name === 'string' ? ((s as Json).name as string) : '';
 }
 
+/** The Resource of an SDK-serialized object (`resource._rawAttributes` pairs or `resource.attributes`). */
+function resourceOf(o: Json): { attributes: Record<string, AnyValue> } | undefined {
+  const r = o.resource;
+  if (typeof r !== 'object' || r === null) return undefined;
+  const raw = (r as Json)._rawAttributes;
+  if (Array.isArray(raw)) {
+    const attributes: Record<string, AnyValue> = {};
+    for (const pair of raw) {
+      if (Array.isArray(pair) && typeof pair[0] === 'string' && (typeof pair[1] === 'string' || typeof pair[1] === 'number' || typeof pair[1] === 'boolean')) {
+        attributes[pair[0]] = pair[1];
+      }
+    }
+    return { attributes };
+  }
+  const attrs = (r as Json).attributes;
+  return typeof attrs === 'object' && attrs !== null && !Array.isArray(attrs) ? { attributes: attrs as Record<string, AnyValue> } : undefined;
+}
+
 /** One SDK-serialized object (span, log record or metric export) into `into`. */
 function sdkObjectToRecords(o: Json, into: RecordBatch): boolean {
   const attrs = (typeof o.attributes === 'object' && o.attributes !== null ? o.attributes : {}) as Record<string, AnyValue>;
@@ -142,6 +160,7 @@ function sdkObjectToRecords(o: Json, into: RecordBatch): boolean {
         startTime: hr(o.startTime) ?? endTime,
         endTime,
         scopeName: scopeName(o),
+        resource: resourceOf(o),
       }),
     );
     return true;
@@ -155,6 +174,7 @@ function sdkObjectToRecords(o: Json, into: RecordBatch): boolean {
       eventName: typeof o.eventName === 'string' ? o.eventName : typeof o._eventName === 'string' ? o._eventName : undefined,
       instrumentationScope: { name: scopeName(o) },
       body: (o._body ?? o.body) as AnyValue,
+      resource: resourceOf(o),
     });
     return true;
   }

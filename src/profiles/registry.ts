@@ -4,7 +4,9 @@
  */
 import type { FailureEngine } from '../engine/failure-engine.js';
 import type { RepetitionEngine } from '../engine/repetition-engine.js';
-import { BatchSpanProfile } from './batch-span/batch-span-profile.js';
+import { BatchSpanProfile, DEFAULT_BATCH_SPAN_NAME } from './batch-span/batch-span-profile.js';
+import { someStartsWith } from './detect.js';
+import type { TelemetrySample } from './detect.js';
 import type { BatchSpanProfileOptions } from './batch-span/batch-span-profile.js';
 import { QwenCodeProfile } from './qwen-code/qwen-code-profile.js';
 import type { WireProfile } from './wire-profile.js';
@@ -19,6 +21,13 @@ export interface WireProfileOptions {
 export interface WireProfileDefinition {
   /** Namespace of the guard's emitted names when the user sets none (the agent's own prefix). */
   readonly defaultNamespace: string;
+  /**
+   * What carries a call's terminal outcome on this wire, for messages when none arrives (e.g.
+   * "`qwen-code.tool_call` log records"), and which signal it is in.
+   */
+  readonly terminalRecord: { readonly description: string; readonly signal: 'logs' | 'traces' };
+  /** Whether telemetry looks like this profile's wire (names only: service, scope, span, event). */
+  detect(sample: TelemetrySample): boolean;
   /** Build the profile bound to both engines. May throw; the facade catches. */
   create(engine: FailureEngine, repetition: RepetitionEngine, options: WireProfileOptions): WireProfile;
 }
@@ -32,10 +41,15 @@ export interface WireProfileDefinition {
 export const WIRE_PROFILES = {
   'qwen-code': {
     defaultNamespace: 'qwen-code',
+    terminalRecord: { description: '`qwen-code.tool_call` log records', signal: 'logs' },
+    detect: (t) =>
+      t.serviceNames.has('qwen-code') || someStartsWith(t.spanNames, 'qwen-code.') || someStartsWith(t.eventNames, 'qwen-code.'),
     create: (engine, repetition) => new QwenCodeProfile(engine, repetition),
   },
   'batch-span': {
     defaultNamespace: 'qwen-code',
+    terminalRecord: { description: 'ended tool spans under the batch span', signal: 'traces' },
+    detect: (t) => t.spanNames.has(DEFAULT_BATCH_SPAN_NAME),
     create: (engine, _repetition, options) => new BatchSpanProfile(engine, options.batchSpan),
   },
 } as const satisfies Readonly<Record<string, WireProfileDefinition>>;
@@ -46,4 +60,17 @@ export type WireProfileName = keyof typeof WIRE_PROFILES;
 /** Whether `name` names a built-in profile (exact, case-sensitive). */
 export function isWireProfileName(name: unknown): name is WireProfileName {
   return typeof name === 'string' && Object.prototype.hasOwnProperty.call(WIRE_PROFILES, name);
+}
+
+/**
+ * The built-in profiles whose wire `sample` looks like, most specific first (`batch-span` before
+ * `qwen-code`: the design's batch span may come from a qwen-code build that writes it).
+ */
+export function detectWireProfiles(sample: TelemetrySample): WireProfileName[] {
+  const order: readonly WireProfileName[] = ['batch-span', 'qwen-code'];
+  const found = order.filter((name) => WIRE_PROFILES[name].detect(sample));
+  for (const name of Object.keys(WIRE_PROFILES) as WireProfileName[]) {
+    if (!found.includes(name) && WIRE_PROFILES[name].detect(sample)) found.push(name);
+  }
+  return found;
 }

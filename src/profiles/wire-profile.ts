@@ -24,6 +24,13 @@ export interface SpanView {
   readonly parentSpanContext?: SpanContext | undefined;
   readonly startTime: HrTime;
   readonly endTime?: HrTime;
+  /** The producer's Resource (`service.name`, `service.version`, `deployment.environment`…), when known. */
+  readonly resource?: ResourceView | undefined;
+}
+
+/** The part of a Resource a profile or report reads. The SDK's `Resource` satisfies it. */
+export interface ResourceView {
+  readonly attributes: Readonly<Record<string, unknown>>;
 }
 
 /** The part of a log record a profile reads. The SDK's `SdkLogRecord` satisfies it. */
@@ -33,6 +40,8 @@ export interface LogRecordView {
   readonly spanContext?: SpanContext | undefined;
   readonly eventName?: string | undefined;
   readonly instrumentationScope: { readonly name: string };
+  /** The producer's Resource, when known. */
+  readonly resource?: ResourceView | undefined;
 }
 
 /** A profile. Its methods may throw; the processors catch and report. */

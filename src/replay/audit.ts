@@ -141,7 +141,7 @@ const ENUMERATED: Readonly<Record<string, ReadonlySet<string>>> = {
   execution_status: new Set(['error']),
   tool_type: new Set(['native', 'mcp']),
   loop_type: new Set(['repeated_tool_execution_failure', 'consecutive_identical_tool_calls']),
-  reason: new Set(['capacity', 'idle']),
+  reason: new Set(['capacity', 'idle', 'turn_cancelled', 'cancelled_call', 'other_loop_stop', 'no_terminal_records']),
 };
 const BODY = /^(Repeated tool failure guard decision|Tool call repetition guard decision): [a-z_]+\.$|^Loop detected\. Type: [a-z_]+\.$/;
 const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;

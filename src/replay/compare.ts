@@ -29,8 +29,13 @@ export interface ComparisonResult {
   readonly batches: readonly BatchComparison[];
   readonly agreeing: number;
   readonly total: number;
-  /** Prompts left out because the in-tree guard does not run for them (headless, or no event and not ACP). */
+  /**
+   * Prompts left out: the in-tree guard does not run on their route (headless), or it left no event
+   * at all for them, so whether it ran cannot be told (its mode was `off`, or it is not this build).
+   */
   readonly skippedPrompts: readonly string[];
+  /** Why each of {@link ComparisonResult.skippedPrompts} was left out, by prompt id. */
+  readonly skipReasons: ReadonlyMap<string, 'no_in_tree_guard_on_route' | 'no_in_tree_events'>;
 }
 
 function fromOurs(d: BatchDecision): ComparedDecision | undefined {
@@ -75,8 +80,9 @@ function same(a: ComparedDecision | undefined, b: ComparedDecision | undefined):
 /**
  * Align each in-tree event with the latest replayed batch of its prompt whose last record precedes
  * it (the in-tree guard reduces right after the batch settles), then compare every batch. A batch
- * with no in-tree event means the in-tree decision was `none`. Prompts on the headless route, where
- * qwen-code has no in-tree guard, are skipped.
+ * with no in-tree event means the in-tree decision was `none`. Prompts with no in-tree event at all
+ * are not compared: on the headless route qwen-code has no in-tree guard, and on ACP an absent guard
+ * (mode `off`) looks the same as one that decided `none` throughout.
  */
 export function compareWithInTree(decisions: readonly BatchDecision[], inTree: readonly InTreeGuardEvent[]): ComparisonResult {
   const byPrompt = new Map<string, BatchDecision[]>();
@@ -94,11 +100,15 @@ export function compareWithInTree(decisions: readonly BatchDecision[], inTree: r
   const prompts = [...new Set([...byPrompt.keys(), ...eventsByPrompt.keys()])];
   const batches: BatchComparison[] = [];
   const skippedPrompts: string[] = [];
+  const skipReasons = new Map<string, 'no_in_tree_guard_on_route' | 'no_in_tree_events'>();
   for (const promptId of prompts) {
     const ours = (byPrompt.get(promptId) ?? []).slice().sort((a, b) => a.batch - b.batch);
     const events = eventsByPrompt.get(promptId) ?? [];
-    if (events.length === 0 && ours.length > 0 && ours.every((d) => d.route !== 'acp_foreground')) {
+    if (events.length === 0) {
+      // Nothing to compare against: a headless prompt has no in-tree guard; an ACP prompt with no
+      // event at all had it off (or a build without it). Disagreement cannot be told from silence.
       skippedPrompts.push(promptId);
+      skipReasons.set(promptId, ours.length > 0 && ours.every((d) => d.route !== 'acp_foreground') ? 'no_in_tree_guard_on_route' : 'no_in_tree_events');
       continue;
     }
     const matched = new Map<number, InTreeGuardEvent[]>();
@@ -127,5 +137,5 @@ export function compareWithInTree(decisions: readonly BatchDecision[], inTree: r
     }
   }
   const agreeing = batches.filter((b) => b.agree).length;
-  return { batches, agreeing, total: batches.length, skippedPrompts };
+  return { batches, agreeing, total: batches.length, skippedPrompts, skipReasons };
 }

@@ -7,8 +7,10 @@ import { AggregationTemporality, InMemoryMetricExporter, MeterProvider, Periodic
 import { InMemoryLogRecordExporter, LoggerProvider, SimpleLogRecordProcessor } from '@opentelemetry/sdk-logs';
 import type { SdkLogRecord } from '@opentelemetry/sdk-logs';
 import type { ReadableSpan, Span } from '@opentelemetry/sdk-trace-base';
+import { detectWireProfiles } from '../profiles/registry.js';
 import type { WireProfileName } from '../profiles/registry.js';
-import type { BatchDecision } from '../engine/failure-engine.js';
+import { sampleTelemetry } from '../profiles/detect.js';
+import type { BatchDecision, UnjudgedReason } from '../engine/failure-engine.js';
 import type { RepetitionDecisionRecord } from '../engine/repetition-engine.js';
 import { RepeatedToolFailureGuard } from '../otel/repeated-tool-failure-guard.js';
 import type { BatchSpanProfileOptions } from '../profiles/batch-span/batch-span-profile.js';
@@ -25,13 +27,24 @@ export interface ReplayOptions {
    * the same input, else `shadow`.
    */
   readonly mode?: GuardMode;
-  /** @defaultValue `'qwen-code'` */
-  readonly profile?: WireProfileName;
+  /**
+   * The wire profile, or `'auto'`: the first built-in profile the records look like (see
+   * `detectWireProfiles`), else `qwen-code`. @defaultValue `'auto'`
+   */
+  readonly profile?: WireProfileName | 'auto';
   readonly batchSpan?: BatchSpanProfileOptions;
   /** Called every `progressEvery` events with (done, total). */
   readonly onProgress?: (done: number, total: number) => void;
   /** @defaultValue `5000` */
   readonly progressEvery?: number;
+}
+
+/** One batch not judged on its outcomes. */
+export interface UnjudgedBatch {
+  readonly promptId: string;
+  /** 1-based batch index in the prompt. */
+  readonly batch: number;
+  readonly reason: UnjudgedReason;
 }
 
 /** One emitted record of the guard's own telemetry, kept for audits. */
@@ -48,8 +61,11 @@ export interface ReplayResult {
   readonly decisions: readonly BatchDecision[];
   /** Reported decisions of the identical tool-call repetition breaker (warn, abort, end of a warned run). */
   readonly repetition: readonly RepetitionDecisionRecord[];
-  /** Final batches not judged because they ended the turn first (permission cancel, cancelled turn, another loop stop). */
-  readonly unjudgedBatches: readonly { readonly promptId: string; readonly reason: string }[];
+  /**
+   * Batches not judged on their outcomes, with why (see {@link UnjudgedReason}): final batches that
+   * ended the turn first, and batches none of whose calls has its terminal record.
+   */
+  readonly unjudgedBatches: readonly UnjudgedBatch[];
   /** Prompts evicted before they ended (idle or capacity): their later batches were not judged. */
   readonly evictions: readonly { readonly promptId: string; readonly reason: string }[];
   /** The in-tree guard's own events found in the input. */
@@ -58,6 +74,15 @@ export interface ReplayResult {
   readonly emitted: readonly EmittedGuardRecord[];
   readonly spanCount: number;
   readonly logCount: number;
+  /** The profile the records were replayed with. */
+  readonly profile: WireProfileName;
+  /** The built-in profiles the records look like, most specific first (may be empty). */
+  readonly detectedProfiles: readonly WireProfileName[];
+  /**
+   * Spans that end before they start (a clock step between the two reads, opentelemetry-js#3330).
+   * They are replayed as ending when they start; the terminal record decides the call's outcome.
+   */
+  readonly clockAnomalies: number;
   readonly lateRecords: number;
 }
 
@@ -74,16 +99,20 @@ interface TimedEvent {
  * have millisecond precision (truncated), so a log that shares a millisecond with a span start was
  * emitted before it (a batch's last `tool_call` log before the next model request).
  */
-function timeline(records: RecordBatch): TimedEvent[] {
+function timeline(records: RecordBatch): { events: TimedEvent[]; clockAnomalies: number } {
   const events: TimedEvent[] = [];
   let seq = 0;
+  let clockAnomalies = 0;
   for (const span of records.spans) {
-    events.push({ t: hrTimeToMillis(span.startTime), order: 1, seq: seq++, span });
-    events.push({ t: hrTimeToMillis(span.endTime), order: 2, seq: seq++, span });
+    const start = hrTimeToMillis(span.startTime);
+    const end = hrTimeToMillis(span.endTime);
+    if (end < start) clockAnomalies += 1;
+    events.push({ t: start, order: 1, seq: seq++, span });
+    events.push({ t: Math.max(start, end), order: 2, seq: seq++, span });
   }
   for (const log of records.logs) events.push({ t: hrTimeToMillis(log.hrTime), order: 0, seq: seq++, log });
   events.sort((a, b) => a.t - b.t || a.order - b.order || a.seq - b.seq);
-  return events;
+  return { events, clockAnomalies };
 }
 
 /**
@@ -92,6 +121,8 @@ function timeline(records: RecordBatch): TimedEvent[] {
  */
 export async function replayRecords(records: RecordBatch, options: ReplayOptions = {}): Promise<ReplayResult> {
   const inTree = inTreeGuardEvents(records.logs);
+  const detectedProfiles = detectWireProfiles(sampleTelemetry(records.spans, records.logs));
+  const profile = options.profile === undefined || options.profile === 'auto' ? (detectedProfiles[0] ?? 'qwen-code') : options.profile;
   let now = 0;
   const logExporter = new InMemoryLogRecordExporter();
   const loggerProvider = new LoggerProvider({ processors: [new SimpleLogRecordProcessor({ exporter: logExporter })] });
@@ -100,7 +131,7 @@ export async function replayRecords(records: RecordBatch, options: ReplayOptions
   const meterProvider = new MeterProvider({ readers: [reader] });
   const guard = new RepeatedToolFailureGuard({
     mode: options.mode ?? 'shadow',
-    profile: options.profile ?? 'qwen-code',
+    profile,
     batchSpan: options.batchSpan,
     clock: () => now,
     controlHookRequired: false,
@@ -110,18 +141,18 @@ export async function replayRecords(records: RecordBatch, options: ReplayOptions
   });
   const decisions: BatchDecision[] = [];
   const repetition: RepetitionDecisionRecord[] = [];
-  const unjudgedBatches: { promptId: string; reason: string }[] = [];
+  const unjudgedBatches: UnjudgedBatch[] = [];
   const evictions: { promptId: string; reason: string }[] = [];
   guard.addListener({
     onDecision: (d) => decisions.push(d),
     onRepetitionDecision: (r) => repetition.push(r),
-    onUnjudgedBatch: (promptId, reason) => unjudgedBatches.push({ promptId, reason }),
+    onUnjudgedBatch: (promptId, reason, batch) => unjudgedBatches.push({ promptId, batch, reason }),
     onEviction: (promptId, reason) => evictions.push({ promptId, reason }),
   });
   if (options.mode === undefined) {
     for (const e of inTree) if (e.mode !== undefined) guard.engine.setPromptMode(e.promptId, e.mode);
   }
-  const events = timeline(records);
+  const { events, clockAnomalies } = timeline(records);
   const every = options.progressEvery ?? 5000;
   const sweepEvery = guard.options.sweepIntervalMillis || 60_000;
   let nextSweep = Number.NEGATIVE_INFINITY;
@@ -159,5 +190,18 @@ export async function replayRecords(records: RecordBatch, options: ReplayOptions
   }
   await meterProvider.shutdown();
   await loggerProvider.shutdown();
-  return { decisions, repetition, unjudgedBatches, evictions, inTree, emitted, spanCount: records.spans.length, logCount: records.logs.length, lateRecords };
+  return {
+    decisions,
+    repetition,
+    unjudgedBatches,
+    evictions,
+    inTree,
+    emitted,
+    spanCount: records.spans.length,
+    logCount: records.logs.length,
+    lateRecords,
+    profile,
+    detectedProfiles,
+    clockAnomalies,
+  };
 }

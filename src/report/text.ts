@@ -2,13 +2,20 @@
  * Text and JSON-lines rendering of replay results.
  */
 import { batchCountBucket, failureCountBucket } from '../core/buckets.js';
-import type { BatchDecision } from '../engine/failure-engine.js';
+import type { BatchDecision, UnjudgedReason } from '../engine/failure-engine.js';
+import type { UnjudgedBatch } from '../replay/replay.js';
 import type { RepetitionDecisionRecord } from '../engine/repetition-engine.js';
 import type { InvariantResult } from '../replay/audit.js';
 import type { ComparisonResult } from '../replay/compare.js';
 
+/** Value of the `guard` key of the failure guard's `--format json` records. */
+export const FAILURE_GUARD = 'repeated_tool_failure';
+/** Value of the `guard` key of the identical-call breaker's `--format json` records. */
+export const REPETITION_GUARD = 'identical_call';
+
 /** The `--format json` object of one decision; `resetReason` only on resets. */
 export interface DecisionLine {
+  readonly guard: typeof FAILURE_GUARD;
   readonly promptId: string;
   readonly batch: number;
   readonly mode: string;
@@ -25,6 +32,7 @@ export interface DecisionLine {
 export function decisionLine(d: BatchDecision): DecisionLine {
   const o = d.outcome;
   const line: DecisionLine = {
+    guard: FAILURE_GUARD,
     promptId: d.promptId,
     batch: d.batch,
     mode: d.mode,
@@ -36,6 +44,48 @@ export function decisionLine(d: BatchDecision): DecisionLine {
     candidateOrdinal: o.candidateOrdinal,
   };
   return o.resetReason === undefined ? line : { ...line, resetReason: o.resetReason };
+}
+
+/** The `--format json` object of a batch that was not judged on its outcomes (no `decision` key). */
+export interface UnjudgedLine {
+  readonly guard: typeof FAILURE_GUARD;
+  readonly promptId: string;
+  readonly batch: number;
+  readonly judged: false;
+  readonly reason: UnjudgedReason;
+}
+
+/** The JSON line of an unjudged batch. */
+export function unjudgedLine(u: UnjudgedBatch): UnjudgedLine {
+  return { guard: FAILURE_GUARD, promptId: u.promptId, batch: u.batch, judged: false, reason: u.reason };
+}
+
+/** The `--format json` object of one reported decision of the identical-call breaker. */
+export interface RepetitionLine {
+  readonly guard: typeof REPETITION_GUARD;
+  readonly promptId: string;
+  readonly mode: string;
+  readonly decision: string;
+  readonly phaseBefore: string;
+  readonly phaseAfter: string;
+  /** Run length bucket (`0 | 1-2 | 3-4 | 5-7 | 8+`), as on the breaker's counter. */
+  readonly runLengthBucket: string;
+  /** Where the call was seen: the Session's hook, or telemetry. */
+  readonly source: string;
+}
+
+/** The JSON line of a breaker decision. */
+export function repetitionLine(r: RepetitionDecisionRecord): RepetitionLine {
+  return {
+    guard: REPETITION_GUARD,
+    promptId: r.promptId,
+    mode: r.mode,
+    decision: r.outcome.decision,
+    phaseBefore: r.outcome.phaseBefore,
+    phaseAfter: r.outcome.phaseAfter,
+    runLengthBucket: failureCountBucket(r.outcome.runLength),
+    source: r.source,
+  };
 }
 
 /** Counts for the summary. */
@@ -100,19 +150,32 @@ export function renderTimeline(decisions: readonly BatchDecision[]): string[] {
   return lines;
 }
 
+/** What the summary says of each unjudged reason. */
+const UNJUDGED_TEXT: Readonly<Record<UnjudgedReason, string>> = {
+  turn_cancelled: 'the turn ended first (turn cancelled)',
+  cancelled_call: 'the turn ended first (cancelled call)',
+  other_loop_stop: 'the turn ended first (other loop stop)',
+  no_terminal_records: 'no terminal record of any call',
+};
+
 /** Summary lines. */
 export function renderSummary(
   s: ReplaySummary,
   spans: number,
   logs: number,
-  unjudged: readonly { readonly promptId: string; readonly reason: string }[] = [],
+  unjudged: readonly UnjudgedBatch[] = [],
   evictions: readonly { readonly promptId: string; readonly reason: string }[] = [],
+  clockAnomalies = 0,
 ): string[] {
+  const finals = unjudged.filter((u) => u.reason !== 'no_terminal_records');
+  const blind = unjudged.filter((u) => u.reason === 'no_terminal_records');
   return [
     `summary: ${s.prompts} prompt(s), ${s.batches} batch(es) from ${spans} span(s) and ${logs} log record(s)`,
     ...evictions.slice(0, 10).map((e) => `  prompt ${e.promptId} evicted (${e.reason}): its later batches were not judged`),
     ...(evictions.length > 10 ? [`  ... ${evictions.length - 10} more evicted prompt(s)`] : []),
-    ...unjudged.map((u) => `  final batch of ${u.promptId} not judged: the turn ended first (${u.reason.replace(/_/g, ' ')})`),
+    ...finals.map((u) => `  final batch of ${u.promptId} not judged: ${UNJUDGED_TEXT[u.reason]}`),
+    ...(blind.length === 0 ? [] : [`  ${blind.length} batch(es) of ${new Set(blind.map((u) => u.promptId)).size} prompt(s) not judged: ${UNJUDGED_TEXT.no_terminal_records}`]),
+    ...(clockAnomalies === 0 ? [] : [`  ${clockAnomalies} span(s) end before they start (a clock step): judged by their terminal records`]),
     `  decisions: ${counts(s.decisions)}`,
     `  reset reasons: ${counts(s.resetReasons)}`,
     `  would_warn ${s.wouldWarn}, would_stop ${s.wouldStop}, warned ${s.warned}, stopped ${s.stopped}`,
@@ -130,7 +193,10 @@ export function renderComparison(c: ComparisonResult): string[] {
   for (const b of c.batches) {
     if (!b.agree) lines.push(`  differs: ${b.promptId} batch ${b.batch}: replay ${side(b.ours)}, in-tree ${side(b.inTree)}`);
   }
-  for (const p of c.skippedPrompts) lines.push(`  not compared: ${p} (no in-tree guard on this route)`);
+  for (const p of c.skippedPrompts) {
+    const why = c.skipReasons.get(p) === 'no_in_tree_events' ? 'no in-tree guard event for this prompt: the in-tree guard was off' : 'no in-tree guard on this route';
+    lines.push(`  not compared: ${p} (${why})`);
+  }
   lines.push(`agreement: ${c.agreeing}/${c.total} batches`);
   return lines;
 }

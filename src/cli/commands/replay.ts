@@ -8,36 +8,72 @@ import { auditInvariants, inputIdentifiers } from '../../replay/audit.js';
 import { compareWithInTree } from '../../replay/compare.js';
 import { emptyRecordBatch } from '../../otlp/records.js';
 import { replayRecords } from '../../replay/replay.js';
+import type { ReplayResult } from '../../replay/replay.js';
+import { WIRE_PROFILES } from '../../profiles/registry.js';
 import { parseTelemetryText, TelemetryParseError } from '../../otlp/telemetry-file.js';
 import type { GuardMode } from '../../core/failure/types.js';
 import { UserError } from '../io.js';
 import type { CommandIo } from '../io.js';
-import { decisionLine, renderComparison, renderInvariants, renderRepetition, renderSummary, renderTimeline, summarise } from '../../report/text.js';
+import {
+  decisionLine,
+  renderComparison,
+  renderInvariants,
+  renderRepetition,
+  renderSummary,
+  renderTimeline,
+  repetitionLine,
+  summarise,
+  unjudgedLine,
+} from '../../report/text.js';
 
 /** Options of {@link runReplay}. */
 export interface ReplayCommandOptions {
   readonly mode?: GuardMode;
-  readonly profile: WireProfileName;
+  /** A profile name, or `auto` (detected from the input). */
+  readonly profile: WireProfileName | 'auto';
   readonly format: 'text' | 'json';
   readonly compare: boolean;
 }
 
 /**
- * Run `replay`. Resolves to the exit code: 0 all good, 1 a disagreement (with `--compare`) or an
- * invariant violation. Throws {@link UserError} for unreadable or malformed input.
+ * Exit codes of `replay`. Source of truth for README's exit-code table.
+ *
+ * - `0`: every batch judged, invariants held (and, with `--compare`, agreement);
+ * - `1`: a violated invariant, or a disagreement with `--compare`;
+ * - `2`: a usage error or unreadable input (set by the CLI);
+ * - `3`: some batches could not be judged for lack of input (no terminal record of any call: the
+ *   logs of a split collector output were not given), or the input held telemetry but no tool
+ *   batch for the profile;
+ * - `70`: an internal error (set by the CLI).
+ */
+export const REPLAY_EXIT = { ok: 0, violation: 1, usage: 2, cannotJudge: 3, internal: 70 } as const;
+
+/** Read one input: a file path, or `-` for standard input. */
+async function readInput(file: string, io: CommandIo): Promise<string> {
+  if (file === '-') {
+    const stdin = io.stdin ?? process.stdin;
+    const chunks: Buffer[] = [];
+    for await (const chunk of stdin) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer));
+    return Buffer.concat(chunks).toString('utf8');
+  }
+  try {
+    return await readFile(file, 'utf8');
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    throw new UserError(`${file}: cannot read (${code ?? (err as Error).message})`);
+  }
+}
+
+/**
+ * Run `replay`. Resolves to the exit code (see {@link REPLAY_EXIT}). Throws {@link UserError} for
+ * unreadable or malformed input.
  */
 export async function runReplay(files: readonly string[], options: ReplayCommandOptions, io: CommandIo): Promise<number> {
   const records = emptyRecordBatch();
   for (const file of files) {
-    let text: string;
+    const text = await readInput(file, io);
     try {
-      text = await readFile(file, 'utf8');
-    } catch (err) {
-      const code = (err as NodeJS.ErrnoException).code;
-      throw new UserError(`${file}: cannot read (${code ?? (err as Error).message})`);
-    }
-    try {
-      parseTelemetryText(text, file, records);
+      parseTelemetryText(text, file === '-' ? '<stdin>' : file, records);
     } catch (err) {
       if (err instanceof TelemetryParseError) throw new UserError(err.message);
       throw err;
@@ -60,19 +96,50 @@ export async function runReplay(files: readonly string[], options: ReplayCommand
   const comparison = options.compare ? compareWithInTree(result.decisions, result.inTree) : undefined;
   const summary = summarise(result.decisions);
   const report: string[] = [
-    ...renderSummary(summary, result.spanCount, result.logCount, result.unjudgedBatches, result.evictions),
+    ...(options.profile === 'auto' ? [`profile: ${result.profile} (detected)`] : []),
+    ...renderSummary(summary, result.spanCount, result.logCount, result.unjudgedBatches, result.evictions, result.clockAnomalies),
     ...renderRepetition(result.repetition),
     ...(comparison === undefined ? [] : renderComparison(comparison)),
     ...renderInvariants(invariants),
   ];
   if (options.format === 'json') {
     for (const d of result.decisions) if (d.outcome.decision !== 'none') io.out(JSON.stringify(decisionLine(d)));
+    for (const u of result.unjudgedBatches) io.out(JSON.stringify(unjudgedLine(u)));
+    for (const r of result.repetition) io.out(JSON.stringify(repetitionLine(r)));
     for (const line of report) io.err(line);
   } else {
     for (const line of renderTimeline(result.decisions)) io.out(line);
     for (const line of report) io.out(line);
   }
+  const cannotJudge = explainCannotJudge(result, options.profile);
+  for (const line of cannotJudge) io.err(line);
   const disagree = comparison !== undefined && comparison.agreeing !== comparison.total;
   const violated = invariants.some((i) => !i.held);
-  return disagree || violated ? 1 : 0;
+  if (disagree || violated) return REPLAY_EXIT.violation;
+  return cannotJudge.length > 0 ? REPLAY_EXIT.cannotJudge : REPLAY_EXIT.ok;
+}
+
+/** Why batches could not be judged, for stderr; empty when everything found was judged. */
+function explainCannotJudge(result: ReplayResult, requested: WireProfileName | 'auto'): string[] {
+  const blind = result.unjudgedBatches.filter((u) => u.reason === 'no_terminal_records');
+  const terminal = WIRE_PROFILES[result.profile].terminalRecord;
+  if (blind.length > 0) {
+    const other = terminal.signal === 'logs' ? 'logs' : 'traces';
+    return [
+      `cannot judge ${blind.length} batch(es) of ${new Set(blind.map((u) => u.promptId)).size} prompt(s): no ${terminal.description} seen for their calls.`,
+      `  The outcome of each call is in its ${terminal.description}; replay the ${other} file too (a collector that writes one file per signal splits them).`,
+    ];
+  }
+  if (result.decisions.length === 0 && result.unjudgedBatches.length === 0 && result.spanCount + result.logCount > 0) {
+    const suggestion = result.detectedProfiles.find((p) => p !== result.profile);
+    const looks =
+      result.detectedProfiles.length === 0
+        ? 'it does not look like any built-in profile'
+        : `it looks like ${result.detectedProfiles.join(', ')}`;
+    return [
+      `no tool batch found for profile ${result.profile} in ${result.spanCount} span(s) and ${result.logCount} log record(s): ${looks}.`,
+      ...(suggestion !== undefined && requested !== 'auto' ? [`  Try --profile ${suggestion}.`] : []),
+    ];
+  }
+  return [];
 }

@@ -31,6 +31,9 @@ export interface BatchSpanAttributeMapping {
   readonly providerDuplicate: string;
 }
 
+/** Default name of the batch span. Source: design (`runToolCalls`). */
+export const DEFAULT_BATCH_SPAN_NAME = 'runToolCalls';
+
 /** Options of the `batch-span` profile. */
 export interface BatchSpanProfileOptions {
   /** Name of the batch span. @defaultValue `'runToolCalls'` (the design's batch boundary) */
@@ -69,7 +72,7 @@ export class BatchSpanProfile implements WireProfile {
 
   constructor(engine: FailureEngine, options: BatchSpanProfileOptions = {}) {
     this._engine = engine;
-    this._batchSpanName = options.batchSpanName ?? 'runToolCalls';
+    this._batchSpanName = options.batchSpanName ?? DEFAULT_BATCH_SPAN_NAME;
     this._promptKeys = options.promptIdAttributes ?? ['qwen-code.prompt_id', 'prompt_id'];
     this._promptSpanName = options.promptSpanName ?? 'qwen-code.interaction';
     this._attrs = { ...DEFAULT_BATCH_SPAN_ATTRIBUTES, ...options.attributes };
