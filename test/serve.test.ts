@@ -4,7 +4,9 @@ import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { OTLPTraceExporter as OTLPTraceProtoExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { ExportResultCode } from '@opentelemetry/core';
 import type { ExportResult } from '@opentelemetry/core';
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { batchCountBucket, failureCountBucket } from '../src/core/buckets.js';
 import { replayRecords } from '../src/replay/replay.js';
 import { startGuardServer } from '../src/serve/guard-server.js';
 import { loadFixture, toReadableLog, toReadableSpan } from './helpers/recorded.js';
@@ -68,5 +70,77 @@ describe('serve: real OTLP/HTTP exporters to the guard on 127.0.0.1', () => {
     } finally {
       await server.close();
     }
+  });
+});
+
+describe('serve: real timing (issue 12, cases 1–3), live arrival', () => {
+  const CASES = new URL('../../shared/cases/turn2/', import.meta.url).pathname;
+  const KEYS = ['decision', 'phaseBefore', 'phaseAfter', 'failureCountBucket', 'batchCountBucket', 'candidateOrdinal', 'resetReason'] as const;
+
+  async function serveCase(name: string, order: 'logs-first' | 'spans-first') {
+    const records = loadFixture(`${CASES}${name}.otlp.jsonl`);
+    const lines: string[] = [];
+    const notes: string[] = [];
+    const server = await startGuardServer({ port: 0, graceMillis: 5_000, print: (l) => lines.push(l), log: (l) => notes.push(l), metricExportIntervalMillis: 60_000 });
+    try {
+      const traces = new OTLPTraceExporter({ url: `${server.url}/v1/traces` });
+      const logs = new OTLPLogExporter({ url: `${server.url}/v1/logs` });
+      const sendLogs = () => exportAll(logs, records.logs.map(toReadableLog));
+      const sendSpans = () => exportAll(traces, records.spans.map(toReadableSpan));
+      if (order === 'logs-first') {
+        await sendLogs();
+        await sendSpans();
+      } else {
+        await sendSpans();
+        await sendLogs();
+      }
+      await traces.shutdown();
+      await logs.shutdown();
+      server.drain();
+      return { decisions: [...server.decisions], unjudged: server.unjudgedBatches(), clockAnomalies: server.clockAnomalies(), lines, notes };
+    } finally {
+      await server.close();
+    }
+  }
+
+  const expectedOf = (name: string) =>
+    readFileSync(`${CASES}${name}.expected.jsonl`, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
+      .filter((l) => l.decision !== 'none')
+      .map((l) => KEYS.map((k) => l[k]));
+
+  it.each([
+    ['t2-19-otel-ms-start-ns-end-tight-gap', 'logs-first'],
+    ['t2-19-otel-ms-start-ns-end-tight-gap', 'spans-first'],
+    ['t2-15-otel-negative-duration-tool-spans', 'logs-first'],
+    ['t2-15-otel-negative-duration-tool-spans', 'spans-first'],
+  ] as const)('%s (%s) gives its right value', async (name, order) => {
+    const r = await serveCase(name, order);
+    const got = r.decisions
+      .filter((d) => d.outcome.decision !== 'none')
+      .map((d) => {
+        const o = d.outcome;
+        return [o.decision, o.phaseBefore, o.phaseAfter, failureCountBucket(o.failureCount), batchCountBucket(o.batchCount), o.candidateOrdinal, o.resetReason];
+      });
+    expect(got).toEqual(expectedOf(name));
+    if (name.startsWith('t2-15')) {
+      expect(r.clockAnomalies).toBeGreaterThan(0);
+      const counter = r.lines
+        .map((l) => JSON.parse(l) as { signal: string; name?: string; value?: number })
+        .find((p) => p.name === 'qwen-code.repeated_tool_failure_guard.clock_anomalies');
+      expect(counter?.value).toBe(r.clockAnomalies);
+    }
+  });
+
+  it('traces without logs: every batch counted and logged as unjudged (no terminal records)', async () => {
+    const r = await serveCase('t2-18a-split-traces-only', 'spans-first');
+    expect(r.unjudged).toEqual({ no_terminal_records: 11 });
+    expect(r.notes.some((n) => /batch\(es\) not judged: no terminal records/.test(n))).toBe(true);
+    const counter = r.lines
+      .map((l) => JSON.parse(l) as { signal: string; name?: string; value?: number; attributes?: Record<string, unknown> })
+      .find((p) => p.name === 'qwen-code.repeated_tool_failure_guard.unjudged_batches');
+    expect(counter).toMatchObject({ value: 11, attributes: { reason: 'no_terminal_records' } });
   });
 });

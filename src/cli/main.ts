@@ -82,7 +82,8 @@ program
   .addOption(new Option('--grace-millis <ms>', 'how long records are held to reorder the span and log streams before a batch is judged').argParser(positiveInt).default(10_000))
   .addOption(new Option('--max-body-bytes <n>', 'largest accepted request body, after decompression (413 beyond)').argParser(positiveInt).default(16 * 1024 * 1024))
   .addOption(new Option('--mode <mode>', 'guard mode label for decisions: shadow, warn or enforce').argParser(modeArg).default('shadow'))
-  .action(async (opts: { port: number; host: string; exportEndpoint?: string; graceMillis: number; maxBodyBytes: number; mode: GuardMode }) => {
+  .addOption(new Option('--profile <profile>', "the agent's wire profile").choices(Object.keys(WIRE_PROFILES)).default('qwen-code'))
+  .action(async (opts: { port: number; host: string; exportEndpoint?: string; graceMillis: number; maxBodyBytes: number; mode: GuardMode; profile: WireProfileName }) => {
     await runServe(opts, io);
   });
 

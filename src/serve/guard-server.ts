@@ -15,6 +15,7 @@ import type { ReadableSpan, Span } from '@opentelemetry/sdk-trace-base';
 import type { BatchDecision } from '../engine/failure-engine.js';
 import { RepeatedToolFailureGuard } from '../otel/repeated-tool-failure-guard.js';
 import type { GuardMode } from '../core/failure/types.js';
+import type { WireProfileName } from '../profiles/registry.js';
 import { startOtlpHttpReceiver } from './otlp-http-receiver.js';
 import type { OtlpHttpReceiver } from './otlp-http-receiver.js';
 import { ReorderBuffer } from './reorder-buffer.js';
@@ -40,6 +41,13 @@ export interface GuardServerOptions {
   readonly print?: (line: string) => void;
   /** Export interval of the guard's counters, in milliseconds. @defaultValue `10000` */
   readonly metricExportIntervalMillis?: number;
+  /** The agent's wire profile. @defaultValue `'qwen-code'` */
+  readonly profile?: WireProfileName;
+  /**
+   * Where operational notes go (unjudged batches with their reason, at most one line a second
+   * per reason, with the count since the last line). @defaultValue stderr
+   */
+  readonly log?: (line: string) => void;
 }
 
 /** A running server. */
@@ -51,6 +59,10 @@ export interface GuardServer {
   readonly decisions: BatchDecision[];
   /** Records that reached the receiver after their batch could still be judged. */
   lateRecords(): number;
+  /** Batches not judged on their outcomes so far, by reason. */
+  unjudgedBatches(): Readonly<Record<string, number>>;
+  /** Spans received so far that end before they start (a clock step). */
+  clockAnomalies(): number;
   /** Release everything held now (judging open batches as they stand). */
   drain(): void;
   /** Stop receiving, judge what is held, flush and export. */
@@ -119,12 +131,34 @@ export async function startGuardServer(options: GuardServerOptions = {}): Promis
   const meterProvider = new MeterProvider({ readers: [reader] });
   const guard = new RepeatedToolFailureGuard({
     mode: options.mode ?? 'shadow',
+    profile: options.profile ?? 'qwen-code',
     controlHookRequired: false,
     meterProvider,
     loggerProvider,
   });
   const decisions: BatchDecision[] = [];
-  guard.addListener({ onDecision: (d) => decisions.push(d) });
+  const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+  const unjudged: Record<string, number> = {};
+  const unjudgedNoted: Record<string, { at: number; count: number }> = {};
+  guard.addListener({
+    onDecision: (d) => decisions.push(d),
+    onUnjudgedBatch: (_promptId, reason) => {
+      unjudged[reason] = (unjudged[reason] ?? 0) + 1;
+      const noted = (unjudgedNoted[reason] ??= { at: Number.NEGATIVE_INFINITY, count: 0 });
+      noted.count += 1;
+      const now = Date.now();
+      if (now - noted.at < 1000) return;
+      log(`serve: ${noted.count} batch(es) not judged: ${reason.replace(/_/g, ' ')}${reason === 'no_terminal_records' ? ' (is the logs signal exported to this server?)' : ''}`);
+      noted.at = now;
+      noted.count = 0;
+    },
+  });
+  let clockAnomaliesCounted = 0;
+  const countClockAnomalies = (): void => {
+    const seen = buffer.clockAnomalies;
+    if (seen > clockAnomaliesCounted) guard.telemetry.recordClockAnomalies(seen - clockAnomaliesCounted);
+    clockAnomaliesCounted = seen;
+  };
   const buffer = new ReorderBuffer({ graceMillis: grace, maxHeld: 1_000_000, now: Date.now });
   let lateDropped = 0;
   const feed = (r: TimedRecord): void => {
@@ -150,6 +184,7 @@ export async function startGuardServer(options: GuardServerOptions = {}): Promis
     maxBodyBytes: options.maxBodyBytes ?? 16 * 1024 * 1024,
     onRecords: (records) => {
       for (const r of buffer.add(records.spans, records.logs)) feedLate(r);
+      countClockAnomalies();
     },
   });
   const tick = (): void => {
@@ -163,6 +198,8 @@ export async function startGuardServer(options: GuardServerOptions = {}): Promis
     guard,
     decisions,
     lateRecords: () => lateDropped + guard.engine.lateRecords,
+    unjudgedBatches: () => ({ ...unjudged }),
+    clockAnomalies: () => buffer.clockAnomalies,
     drain: () => {
       for (const r of buffer.release(true)) feed(r);
     },

@@ -37,9 +37,15 @@ export class ReorderBuffer {
   private readonly _heap: TimedRecord[] = [];
   private _seq = 0;
   private _watermark = Number.NEGATIVE_INFINITY;
+  private _clockAnomalies = 0;
 
   constructor(options: ReorderBufferOptions) {
     this._options = options;
+  }
+
+  /** Spans received so far that end before they start (released as ending when they start). */
+  get clockAnomalies(): number {
+    return this._clockAnomalies;
   }
 
   /** Records held now. */
@@ -56,8 +62,11 @@ export class ReorderBuffer {
       else this._push(r);
     };
     for (const span of spans) {
-      push({ t: hrTimeToMillis(span.startTime), order: 1, seq: this._seq++, receivedAt, span });
-      push({ t: hrTimeToMillis(span.endTime), order: 2, seq: this._seq++, receivedAt, span });
+      const start = hrTimeToMillis(span.startTime);
+      const end = hrTimeToMillis(span.endTime);
+      if (end < start) this._clockAnomalies += 1;
+      push({ t: start, order: 1, seq: this._seq++, receivedAt, span });
+      push({ t: Math.max(start, end), order: 2, seq: this._seq++, receivedAt, span });
     }
     for (const log of logs) push({ t: hrTimeToMillis(log.hrTime), order: 0, seq: this._seq++, receivedAt, log });
     return late.sort(compare);

@@ -13,8 +13,10 @@ export function fixturePath(name: string): string {
   return new URL(`${name}.outfile.json`, FIXTURES).pathname;
 }
 
+/** A capture of `fixtures/qwen-code-0.24.4/` by name, or any telemetry file by absolute path. */
 export function loadFixture(name: string): RecordBatch {
-  return parseTelemetryText(readFileSync(fixturePath(name), 'utf8'), name);
+  const path = name.startsWith('/') ? name : fixturePath(name);
+  return parseTelemetryText(readFileSync(path, 'utf8'), name);
 }
 
 const resource = resourceFromAttributes({ 'service.name': 'qwen-code', 'service.version': '0.24.4' });

@@ -3,6 +3,7 @@
  */
 import { startGuardServer } from '../../serve/guard-server.js';
 import type { GuardMode } from '../../core/failure/types.js';
+import type { WireProfileName } from '../../profiles/registry.js';
 import { UserError } from '../io.js';
 import type { CommandIo } from '../io.js';
 
@@ -14,6 +15,7 @@ export interface ServeCommandOptions {
   readonly graceMillis: number;
   readonly maxBodyBytes: number;
   readonly mode: GuardMode;
+  readonly profile?: WireProfileName;
 }
 
 /** Start the server and resolve when a signal has closed it. */
@@ -28,11 +30,13 @@ export async function runServe(options: ServeCommandOptions, io: CommandIo): Pro
   }
   let server;
   try {
-    server = await startGuardServer({ ...options, print: io.out });
+    server = await startGuardServer({ ...options, print: io.out, log: io.err });
   } catch (err) {
     throw new UserError(`cannot listen on ${options.host}:${options.port} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
   }
-  io.err(`serve: receiving OTLP/HTTP on ${server.url} (/v1/traces, /v1/logs), mode ${options.mode}, grace ${options.graceMillis} ms`);
+  io.err(
+    `serve: receiving OTLP/HTTP on ${server.url} (/v1/traces, /v1/logs), profile ${options.profile ?? 'qwen-code'}, mode ${options.mode}, grace ${options.graceMillis} ms`,
+  );
   io.err(
     options.exportEndpoint === undefined
       ? 'serve: guard telemetry is printed as JSON lines on stdout'
@@ -47,5 +51,8 @@ export async function runServe(options: ServeCommandOptions, io: CommandIo): Pro
     process.on('SIGINT', stop);
     process.on('SIGTERM', stop);
   });
-  io.err(`serve: stopped after ${server.decisions.length} batch decision(s); ${server.lateRecords()} late record(s)`);
+  const unjudged = Object.entries(server.unjudgedBatches()).map(([reason, n]) => `${n} ${reason.replace(/_/g, ' ')}`);
+  io.err(
+    `serve: stopped after ${server.decisions.length} batch decision(s); ${server.lateRecords()} late record(s); unjudged batches: ${unjudged.length === 0 ? 'none' : unjudged.join(', ')}; ${server.clockAnomalies()} span(s) ending before they start`,
+  );
 }
