@@ -208,3 +208,29 @@ describe('replay: slips (issue 12, case 8)', () => {
   });
 });
 
+
+describe('serve under a wrapper (issue 12, case 8)', () => {
+  it('stops by itself when the wrapper that started it (npx, a shell) is killed', async () => {
+    const { spawn } = await import('node:child_process');
+    // `; true` keeps the shell as a parent process, as npx's shell is.
+    const wrapper = spawn('sh', ['-c', `"${process.execPath}" "${MAIN}" serve --port 0; true`], { stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    wrapper.stderr.setEncoding('utf8');
+    const closed = new Promise<void>((resolve) => wrapper.stderr.on('close', () => resolve()));
+    await new Promise<void>((resolve, reject) => {
+      const t = setTimeout(() => reject(new Error(`serve did not start: ${stderr}`)), 15_000);
+      wrapper.stderr.on('data', (chunk: string) => {
+        stderr += chunk;
+        if (stderr.includes('serve: receiving')) {
+          clearTimeout(t);
+          resolve();
+        }
+      });
+    });
+    wrapper.kill('SIGTERM');
+    // The serve process holds the pipe until it exits: the pipe closes once it has stopped.
+    const outcome = await Promise.race([closed.then(() => 'stopped'), new Promise((r) => setTimeout(() => r('still running'), 8_000))]);
+    expect(outcome).toBe('stopped');
+    expect(stderr).toContain('serve: the parent process is gone; stopping');
+  }, 30_000);
+});

@@ -20,6 +20,8 @@ export interface ServeCommandOptions {
 
 /** Start the server and resolve when a signal has closed it. */
 export async function runServe(options: ServeCommandOptions, io: CommandIo): Promise<void> {
+  // Taken first: a wrapper killed while the server starts must still be noticed.
+  const parent = process.ppid;
   if (options.exportEndpoint !== undefined) {
     try {
       const u = new URL(options.exportEndpoint);
@@ -50,6 +52,16 @@ export async function runServe(options: ServeCommandOptions, io: CommandIo): Pro
     };
     process.on('SIGINT', stop);
     process.on('SIGTERM', stop);
+    // Started through a wrapper (`npx`, `npm exec`, a shell) that was killed: the wrapper does not
+    // forward SIGTERM, and this process is re-parented. Stop as on SIGTERM rather than live on.
+    const orphanCheck = setInterval(() => {
+      if (process.ppid !== parent) {
+        io.err('serve: the parent process is gone; stopping');
+        clearInterval(orphanCheck);
+        stop();
+      }
+    }, 1000);
+    orphanCheck.unref();
   });
   const unjudged = Object.entries(server.unjudgedBatches()).map(([reason, n]) => `${n} ${reason.replace(/_/g, ' ')}`);
   io.err(
