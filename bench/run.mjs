@@ -13,24 +13,31 @@
 // P2  a realistic qwen-code tool batch, guard + BatchSpanProcessor vs BatchSpanProcessor alone
 // P3  replay (parseTelemetryText + replayRecords) bytes/s vs JSON.parse bytes/s, same bytes
 // P4  heap above baseline with 100k open prompts (one open batch of 2 calls each), then after expiry
+// P5  serve ingest end to end (OTLP/HTTP protobuf on loopback -> decode -> reorder -> guard) vs decoding alone
+// P6  P2's per-batch cost with 10x, 100x, 1000x concurrent prompts vs 1x
+// W   install weight of the packed tarball in an empty project (npm registry or a warm cache)
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { Worker } from 'node:worker_threads';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ROOT_CONTEXT, SpanStatusCode, trace } from '@opentelemetry/api';
-import { BatchLogRecordProcessor, LoggerProvider } from '@opentelemetry/sdk-logs';
+import { ProtobufLogsSerializer, ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
+import { BatchLogRecordProcessor, LoggerProvider, SimpleLogRecordProcessor } from '@opentelemetry/sdk-logs';
 import { MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
 import { BasicTracerProvider, BatchSpanProcessor, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { Bench } from 'tinybench';
 import { createRepeatedToolFailureGuard } from '../dist/index.js';
-import { parseTelemetryText, replayRecords } from '../dist/replay.js';
+import { decodeOtlpProtobuf, parseTelemetryText, replayRecords } from '../dist/replay.js';
+import { startGuardServer } from '../dist/serve.js';
+import { measureInstallWeight } from './install-weight.mjs';
 
 const args = process.argv.slice(2);
 const arg = (name, fallback) => {
   const i = args.indexOf(`--${name}`);
   return i === -1 ? fallback : args[i + 1];
 };
-const ONLY = new Set(String(arg('only', 'P1,P2,P3,P4')).split(','));
+const ONLY = new Set(String(arg('only', 'P1,P2,P3,P4,P5,P6,W')).split(','));
 const TARGET_MB = Number(arg('mb', '30'));
 const OPEN_PROMPTS = Number(arg('prompts', '100000'));
 const ROUNDS = Number(arg('rounds', '5'));
@@ -149,38 +156,52 @@ let promptSeq = 0;
  * nothing to decide or emit). The unit of the result is one batch.
  */
 const BATCHES_PER_PROMPT = 4;
-function toolBatchPrompt(tracer, logger, failing) {
-  const promptId = `0f5c1e7a-1c51-4f7e-9d2b-6a3e2c8d9b10########${++promptSeq}`;
+const BENCH_SESSION = '0f5c1e7a-1c51-4f7e-9d2b-6a3e2c8d9b10';
+const noClock = () => undefined;
+function toolBatchPrompt(tracer, logger, failing, options) {
+  const steps = toolBatchPromptSteps(tracer, logger, failing, options);
+  while (!steps.next().done);
+}
+
+/**
+ * {@link toolBatchPrompt} one model round at a time: yields after each batch (P6 interleaves prompts).
+ * `sessionId`: the session (every P2 prompt is in one session, one after another); `clock`: event
+ * times in milliseconds (P5 gives spans and logs one clock; by default the SDK stamps them).
+ */
+function* toolBatchPromptSteps(tracer, logger, failing, { sessionId = BENCH_SESSION, clock = noClock } = {}) {
+  const promptId = `${sessionId}########${++promptSeq}`;
   const interaction = tracer.startSpan('qwen-code.interaction', {
     root: true,
-    attributes: { 'session.id': '0f5c1e7a-1c51-4f7e-9d2b-6a3e2c8d9b10', 'qwen-code.prompt_id': promptId, 'qwen-code.message_type': 'acp_prompt' },
+    startTime: clock(),
+    attributes: { 'session.id': sessionId, 'qwen-code.prompt_id': promptId, 'qwen-code.message_type': 'acp_prompt' },
   });
   const ictx = trace.setSpan(ROOT_CONTEXT, interaction);
   const request = () => {
-    const llm = tracer.startSpan('qwen-code.llm_request', { attributes: { 'qwen-code.prompt_id': promptId, 'llm_request.context': 'interaction', 'gen_ai.request.model': 'qwen3-coder' } }, ictx);
-    logger.emit({ attributes: { 'event.name': 'qwen-code.api_request', prompt_id: promptId, model: 'qwen3-coder' }, body: 'API request.', context: trace.setSpan(ROOT_CONTEXT, llm) });
-    llm.end();
+    const llm = tracer.startSpan('qwen-code.llm_request', { startTime: clock(), attributes: { 'qwen-code.prompt_id': promptId, 'llm_request.context': 'interaction', 'gen_ai.request.model': 'qwen3-coder' } }, ictx);
+    logger.emit({ timestamp: clock(), attributes: { 'event.name': 'qwen-code.api_request', prompt_id: promptId, model: 'qwen3-coder' }, body: 'API request.', context: trace.setSpan(ROOT_CONTEXT, llm) });
+    llm.end(clock());
   };
   for (let b = 0; b < BATCHES_PER_PROMPT; b++) {
   request();
   for (let c = 0; c < 2; c++) {
     const callId = `call_${promptSeq}_${b}_${c}`;
-    const tool = tracer.startSpan('qwen-code.tool', { attributes: { 'tool.call_id': callId, call_id: callId, 'gen_ai.tool.name': 'read_file', 'gen_ai.operation.name': 'execute_tool' } }, ictx);
+    const tool = tracer.startSpan('qwen-code.tool', { startTime: clock(), attributes: { 'tool.call_id': callId, call_id: callId, 'gen_ai.tool.name': 'read_file', 'gen_ai.operation.name': 'execute_tool' } }, ictx);
     const tctx = trace.setSpan(ROOT_CONTEXT, tool);
-    const exec = tracer.startSpan('qwen-code.tool.execution', { attributes: { 'gen_ai.tool.name': 'read_file', 'tool.call_id': callId } }, tctx);
+    const exec = tracer.startSpan('qwen-code.tool.execution', { startTime: clock(), attributes: { 'gen_ai.tool.name': 'read_file', 'tool.call_id': callId } }, tctx);
     if (failing) {
       exec.setAttributes({ execution_status: 'error', error_type: 'file_not_found', 'error.type': 'file_not_found', error: 'tool_error', success: false });
       exec.setStatus({ code: SpanStatusCode.ERROR, message: 'tool_error' });
     } else {
       exec.setAttributes({ execution_status: 'success', success: true });
     }
-    exec.end();
+    exec.end(clock());
     logger.emit({
+      timestamp: clock(),
       body: 'Tool call: read_file. Success: false. Duration: 38ms.',
       attributes: failing
         ? {
             'event.name': 'qwen-code.tool_call',
-            'session.id': '0f5c1e7a-1c51-4f7e-9d2b-6a3e2c8d9b10',
+            'session.id': sessionId,
             call_id: callId,
             function_name: 'read_file',
             function_args: `{\n  "file_path": "/workspace/demo/missing-${b}-${c}.txt"\n}`,
@@ -195,7 +216,7 @@ function toolBatchPrompt(tracer, logger, failing) {
           }
         : {
             'event.name': 'qwen-code.tool_call',
-            'session.id': '0f5c1e7a-1c51-4f7e-9d2b-6a3e2c8d9b10',
+            'session.id': sessionId,
             call_id: callId,
             function_name: 'read_file',
             function_args: `{\n  "file_path": "/workspace/demo/src/file-${b}-${c}.ts"\n}`,
@@ -214,12 +235,13 @@ function toolBatchPrompt(tracer, logger, failing) {
     } else {
       tool.setAttribute('success', true);
     }
-    tool.end();
+    tool.end(clock());
   }
+  yield b;
   }
   request(); // the closing model request: the last batch's boundary
   interaction.setAttribute('qwen-code.turn_status', 'ok');
-  interaction.end();
+  interaction.end(clock());
 }
 
 async function p2(failing, repetition = true) {
@@ -495,6 +517,263 @@ async function p4(repetition = true) {
 }
 
 // ------------------------------------------------------------------------------------------------
+// P5: serve ingest, end to end, vs decoding the same request bodies alone
+
+/**
+ * OTLP/HTTP protobuf request bodies of `prompts` qwen-code prompts of normal traffic (every 10th
+ * failing), as the SDK's exporters would send them: the real SDK records them, the SDK's own
+ * protobuf serializers encode them in requests of at most 512 spans or logs (the batch processors'
+ * default export size). Returns the requests in the order a host would send them (logs and spans
+ * alternating, each stream in its own order).
+ */
+function otlpRequestBodies(prompts) {
+  const spans = [];
+  const logs = [];
+  const tp = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor({ export: (s, done) => (spans.push(...s), done(SUCCESS)), shutdown: async () => {} })] });
+  const lp = new LoggerProvider({ processors: [new SimpleLogRecordProcessor({ exporter: { export: (l, done) => (logs.push(...l), done(SUCCESS)), shutdown: async () => {} } })] });
+  const tracer = tp.getTracer('qwen-code', '0.24.4');
+  const logger = lp.getLogger('qwen-code', '0.24.4');
+  // One clock for spans and logs (the SDK stamps spans from performance.now() and logs from Date.now()),
+  // 1 ms a step: prompts one after another, as one agent's sessions would run.
+  let now = Date.UTC(2026, 10, 30);
+  const clock = () => (now += 1);
+  for (let i = 0; i < prompts; i++) toolBatchPrompt(tracer, logger, i % 10 === 9, { sessionId: `6d0f4c1e-5b2a-4c3d-8e9f-${(i >> 3).toString(16).padStart(12, '0')}`, clock });
+  const requests = [];
+  const chunks = (xs, n) => Array.from({ length: Math.ceil(xs.length / n) }, (_, k) => xs.slice(k * n, (k + 1) * n));
+  const traceBodies = chunks(spans, 512).map((c) => ({ path: '/v1/traces', signal: 'traces', body: ProtobufTraceSerializer.serializeRequest(c) }));
+  const logBodies = chunks(logs, 512).map((c) => ({ path: '/v1/logs', signal: 'logs', body: ProtobufLogsSerializer.serializeRequest(c) }));
+  for (let k = 0; k < Math.max(traceBodies.length, logBodies.length); k++) {
+    if (k < logBodies.length) requests.push(logBodies[k]);
+    if (k < traceBodies.length) requests.push(traceBodies[k]);
+  }
+  return { requests, spans: spans.length, logs: logs.length };
+}
+
+/**
+ * An OTLP/HTTP client in a worker thread (its own core, as the agent is its own process): posts
+ * every body to `url`, at most `inFlight` at once on keep-alive connections, and reports when all
+ * were answered 200.
+ */
+const CLIENT_WORKER = `
+const { parentPort, workerData } = require('node:worker_threads');
+const http = require('node:http');
+const { url, requests, inFlight } = workerData;
+const agent = new http.Agent({ keepAlive: true, maxSockets: inFlight });
+parentPort.on('message', () => {
+  let next = 0, done = 0, failed = 0;
+  const send = () => {
+    if (next >= requests.length) return;
+    const r = requests[next++];
+    const req = http.request(url + r.path, { method: 'POST', agent, headers: { 'content-type': 'application/x-protobuf', 'content-length': r.body.byteLength } }, (res) => {
+      if (res.statusCode !== 200) failed++;
+      res.resume();
+      res.on('end', () => {
+        if (++done === requests.length) parentPort.postMessage({ failed });
+        else send();
+      });
+    });
+    req.on('error', () => { failed++; if (++done === requests.length) parentPort.postMessage({ failed }); else send(); });
+    req.end(Buffer.from(r.body.buffer, r.body.byteOffset, r.body.byteLength));
+  };
+  for (let i = 0; i < inFlight; i++) send();
+});
+`;
+
+async function p5() {
+  const PROMPTS = Number(arg('p5-prompts', '3000'));
+  console.error(`P5: serve ingest of ${PROMPTS} prompts over OTLP/HTTP protobuf on 127.0.0.1 vs decoding the same bodies ...`);
+  const { requests, spans, logs } = otlpRequestBodies(PROMPTS);
+  const bytes = requests.reduce((n, r) => n + r.body.byteLength, 0);
+  const decodeAll = () => {
+    let n = 0;
+    for (const r of requests) n += (decodeOtlpProtobuf(r.signal, r.body).resourceSpans ?? [0]).length;
+    return n;
+  };
+  const endToEnd = async () => {
+    const lines = [];
+    const server = await startGuardServer({ port: 0, graceMillis: 10_000, print: (l) => lines.push(l), metricExportIntervalMillis: 2_147_483_647 });
+    const worker = new Worker(CLIENT_WORKER, { eval: true, workerData: { url: server.url, requests, inFlight: 4 } });
+    try {
+      await new Promise((resolve) => worker.once('online', resolve));
+      globalThis.gc();
+      const t0 = performance.now();
+      const answered = new Promise((resolve) => worker.once('message', resolve));
+      worker.postMessage('go');
+      const { failed } = await answered;
+      server.drain(); // judge everything held for reordering
+      const ms = performance.now() - t0;
+      const judged = server.decisions.length;
+      const late = server.lateRecords();
+      if (failed !== 0) throw new Error(`P5: ${failed} requests failed`);
+      return { ms, judged, late, open: server.guard.engine.openPromptCount };
+    } finally {
+      await worker.terminate();
+      await server.close();
+    }
+  };
+  decodeAll(); // warm the decoders
+  await endToEnd(); // warm the server's paths
+  const ratios = [];
+  const e2e = [];
+  const dec = [];
+  let last;
+  for (let r = 0; r < ROUNDS; r++) {
+    globalThis.gc();
+    const t0 = performance.now();
+    decodeAll();
+    const decodeMs = performance.now() - t0;
+    last = await endToEnd();
+    dec.push(decodeMs);
+    e2e.push(last.ms);
+    ratios.push(decodeMs / last.ms); // (bytes/e2eMs) / (bytes/decodeMs)
+  }
+  const ratio = median(ratios);
+  const bps = (ms) => mb(bytes) / (ms / 1000);
+  const expectedBatches = PROMPTS * BATCHES_PER_PROMPT;
+  report({
+    id: 'P5',
+    what: `serve ingest end to end (OTLP/HTTP protobuf, 4 in flight on 127.0.0.1 -> decode -> reorder -> guard, then drain) vs decoding the same ${fmt(mb(bytes), 1)} MB alone`,
+    baseline: `${fmt(bps(median(dec)), 1)} MB/s`,
+    subject: `${fmt(bps(median(e2e)), 1)} MB/s`,
+    result: `${fmt(ratio, 3)}x`,
+    goal: '>= 0.5x',
+    pass: ratio >= 0.5 && last.late === 0 && last.judged >= PROMPTS * BATCHES_PER_PROMPT,
+    detail: `rounds ${ratios.map((x) => fmt(x, 3)).join(' ')}; ${requests.length} requests (${spans} spans, ${logs} logs); ${last.judged} batches judged (expected ${expectedBatches}), ${last.late} late records, ${last.open} prompts left open`,
+  });
+}
+
+// ------------------------------------------------------------------------------------------------
+// P6: the guard's per-batch cost as concurrent prompts grow
+
+async function p6() {
+  const LEVELS = String(arg('p6-levels', '1,10,100,1000')).split(',').map(Number);
+  console.error(`P6: P2's per-batch cost with ${LEVELS.join(', ')} concurrent prompts (both guards, normal traffic) ...`);
+  const BATCHES_PER_SAMPLE = 60;
+  const bspConfig = { maxQueueSize: 65_536, maxExportBatchSize: 512, scheduledDelayMillis: 200 };
+  const host = (withGuard) => {
+    const out = guardOutputProviders();
+    const guard = withGuard ? createRepeatedToolFailureGuard({ mode: 'shadow', sweepIntervalMillis: 0, ...out }) : undefined;
+    const tp = new BasicTracerProvider({ spanProcessors: [...(guard ? [guard.spanProcessor] : []), new BatchSpanProcessor(noopSpanExporter(), bspConfig)] });
+    const lp = new LoggerProvider({ processors: [...(guard ? [guard.logRecordProcessor] : []), new BatchLogRecordProcessor({ exporter: noopLogExporter(), ...bspConfig })] });
+    const tracer = tp.getTracer('qwen-code', '1.0.0');
+    const logger = lp.getLogger('qwen-code');
+    return {
+      tracer,
+      logger,
+      guard,
+      shutdown: async () => {
+        await tp.shutdown();
+        await lp.shutdown();
+        await out.shutdown();
+      },
+    };
+  };
+  /** `n` prompts open at once, each advanced one batch in turn; a finished prompt is replaced. */
+  const session = (slot) => `7e1a2b3c-4d5e-4f60-8a7b-${slot.toString(16).padStart(12, '0')}`;
+  const interleaved = (h, n) => {
+    const live = Array.from({ length: n }, (_, slot) => toolBatchPromptSteps(h.tracer, h.logger, false, { sessionId: session(slot) }));
+    let i = 0;
+    return {
+      batches(count) {
+        for (let k = 0; k < count; k++) {
+          let step = live[i].next();
+          while (step.done) {
+            live[i] = toolBatchPromptSteps(h.tracer, h.logger, false, { sessionId: session(i) });
+            step = live[i].next();
+          }
+          i = (i + 1) % n;
+        }
+      },
+    };
+  };
+  // Every level's hosts are built and warmed first; then each round measures all levels in one
+  // tinybench run (in rotating order), so a busy machine slows every level alike.
+  const levels = [];
+  for (const n of LEVELS) {
+    const plain = host(false);
+    const guarded = host(true);
+    const ip = interleaved(plain, n);
+    const ig = interleaved(guarded, n);
+    // warm-up as in P2: the guard's bounded structures full, every prompt slot well past its first rounds
+    const warm = Math.max(20_000, 20 * n) * BATCHES_PER_PROMPT;
+    for (let k = 0; k < warm; k += 2_000) {
+      ig.batches(2_000);
+      ip.batches(100);
+      await yieldToLoop();
+    }
+    levels.push({ n, plain, guarded, ip, ig, guardedMs: [], plainMs: [] });
+  }
+  const growthRounds = levels.map(() => []);
+  for (let r = 0; r < ROUNDS; r++) {
+    const bench = new Bench({ time: 400, warmupTime: 100, throws: true });
+    const order = levels.map((_, k) => (k + r) % levels.length);
+    for (const k of order) {
+      const lv = levels[k];
+      bench.add(`guarded ${lv.n}`, async () => {
+        lv.ig.batches(BATCHES_PER_SAMPLE);
+        await yieldToLoop();
+      });
+      bench.add(`plain ${lv.n}`, async () => {
+        lv.ip.batches(BATCHES_PER_SAMPLE);
+        await yieldToLoop();
+      });
+    }
+    await bench.run();
+    const mean = (name) => bench.getTask(name).result.latency.mean;
+    for (const lv of levels) {
+      lv.guardedMs.push(mean(`guarded ${lv.n}`));
+      lv.plainMs.push(mean(`plain ${lv.n}`));
+    }
+    levels.forEach((lv, k) => growthRounds[k].push(lv.guardedMs[r] / levels[0].guardedMs[r]));
+  }
+  const perBatch = (ms) => (ms * 1e3) / BATCHES_PER_SAMPLE;
+  const series = [];
+  for (const [k, lv] of levels.entries()) {
+    const open = lv.guarded.guard.engine.openPromptCount;
+    await lv.plain.shutdown();
+    await lv.guarded.shutdown();
+    const ratios = lv.guardedMs.map((g, r) => g / lv.plainMs[r]);
+    series.push({ n: lv.n, guarded: perBatch(median(lv.guardedMs)), plain: perBatch(median(lv.plainMs)), ratio: median(ratios), growth: median(growthRounds[k]), open });
+    console.error(`  P6 ${lv.n}x: ${fmt(perBatch(median(lv.guardedMs)), 1)} us/batch guard+BSP, ${fmt(perBatch(median(lv.plainMs)), 1)} us/batch BSP alone (${fmt(median(ratios), 3)}x); ${fmt(median(growthRounds[k]), 3)}x of ${levels[0].n}x; ${open} prompts open`);
+  }
+  const one = series[0];
+  const worst = series.reduce((a, b) => (b.growth > a.growth ? b : a));
+  report({
+    id: 'P6',
+    what: `P2's per-batch cost (guard+BSP, both guards, normal traffic, one prompt a session) with ${LEVELS.slice(1).join('/')} prompts open at once, worst vs ${one.n}`,
+    baseline: `${fmt(one.guarded, 1)} us/batch`,
+    subject: `${fmt(worst.guarded, 1)} us/batch`,
+    result: `${fmt(worst.growth, 3)}x`,
+    goal: '<= 1.2x',
+    pass: worst.growth <= 1.2 && series.every((x) => x.open === x.n),
+    detail: `series (median of ${ROUNDS} rounds, each level measured in every round) ${series.map((x) => `${x.n}x: ${fmt(x.guarded, 1)} us/batch = ${fmt(x.growth, 3)}x of ${one.n}x (vs BSP alone ${fmt(x.ratio, 3)}x; ${x.open} open)`).join(', ')}`,
+  });
+}
+
+// ------------------------------------------------------------------------------------------------
+// W: install weight
+
+function w() {
+  console.error('W: npm pack, then npm install of the tarball into an empty project (peers included) ...');
+  const m = measureInstallWeight({ log: (line) => console.error(`  W: ${line}`) });
+  const LIMIT = 30 * 1024 * 1024;
+  const otelVersions = Object.entries(m.otel).map(([name, vs]) => `${name.replace('@opentelemetry/', '')}@${vs.join('+')}`);
+  report({
+    id: 'W',
+    what: 'install weight: node_modules of an empty project after `npm install <packed tarball>` (du, peers included); every @opentelemetry/* package in one version',
+    baseline: `${fmt(mb(m.tarballBytes), 2)} MB tarball`,
+    subject: `${m.packages} packages`,
+    result: `${fmt(mb(m.diskBytes), 1)} MB`,
+    goal: '<= 30 MB, 1 version each',
+    pass: m.diskBytes <= LIMIT && m.otelDuplicates.length === 0,
+    detail:
+      `${fmt(mb(m.apparentBytes), 1)} MB apparent in ${m.files} files; ` +
+      `${m.otelDuplicates.length === 0 ? 'no @opentelemetry/* package in two versions' : `in several versions: ${m.otelDuplicates.join(', ')}`}; ` +
+      `other duplicates: ${Object.keys(m.duplicates).filter((n) => !n.startsWith('@opentelemetry/')).join(', ') || 'none'}; ${otelVersions.join(' ')}`,
+  });
+}
+
+// ------------------------------------------------------------------------------------------------
 
 console.error(`repeated-tool-failure-guard bench: node ${process.version}, ${process.platform}/${process.arch}`);
 if (ONLY.has('P1')) await p1();
@@ -504,6 +783,9 @@ if (ONLY.has('P2')) await p2(true);
 if (ONLY.has('P3')) await p3();
 if (ONLY.has('P4')) await p4();
 if (ONLY.has('P4')) await p4(false);
+if (ONLY.has('P5')) await p5();
+if (ONLY.has('P6')) await p6();
+if (ONLY.has('W')) w();
 
 const header = ['id', 'measure', 'baseline', 'with guard', 'RESULT (ratio)', 'goal', 'verdict'];
 const table = rows.map((r) => [r.id, r.what, r.baseline, r.subject, r.result, r.goal, r.pass === undefined ? 'info' : r.pass ? 'PASS' : 'FAIL']);
