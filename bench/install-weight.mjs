@@ -59,6 +59,32 @@ function versionsOf(tree) {
 }
 
 /**
+ * The installed package works without its optional peers: every entry point imports, the CLI
+ * replays a bundled capture, and `serve --export-endpoint` stops with the install hint.
+ * @returns {{ ok: boolean, problems: string[] }}
+ */
+function smokeTest(project, log) {
+  log('smoke test of the installed package ...');
+  const problems = [];
+  const run = (args) => {
+    try {
+      return { code: 0, out: execFileSync(process.execPath, args, { cwd: project, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 60_000 }) };
+    } catch (err) {
+      return { code: err.status ?? 1, out: `${err.stdout ?? ''}${err.stderr ?? ''}` };
+    }
+  };
+  const pkg = 'repeated-tool-failure-guard';
+  const imports = run(['--input-type=module', '-e', `for (const e of ['', '/core', '/replay', '/serve']) await import('${pkg}' + e);`]);
+  if (imports.code !== 0) problems.push(`import: ${imports.out.trim().split('\n')[0]}`);
+  const cli = join(project, 'node_modules', pkg, 'dist/cli/main.js');
+  const replay = run([cli, 'replay', join(project, 'node_modules', pkg, 'fixtures/qwen-code-0.24.4/acp-enforce.outfile.json')]);
+  if (replay.code !== 0) problems.push(`replay exited ${replay.code}: ${replay.out.trim().split('\n')[0]}`);
+  const serve = run([cli, 'serve', '--port', '0', '--export-endpoint', 'http://127.0.0.1:9']);
+  if (serve.code === 0 || !serve.out.includes('npm install @opentelemetry/exporter-logs-otlp-http')) problems.push(`serve --export-endpoint without the optional exporters: exit ${serve.code}, ${serve.out.trim().split('\n')[0]}`);
+  return { ok: problems.length === 0, problems };
+}
+
+/**
  * Pack, install into an empty project, measure.
  * @returns {{ tarball: string, tarballBytes: number, apparentBytes: number, diskBytes: number, files: number,
  *   packages: number, otel: Record<string, string[]>, duplicates: Record<string, string[]>, otelDuplicates: string[] }}
@@ -83,6 +109,7 @@ export function measureInstallWeight({ log = () => {} } = {}) {
       tree = JSON.parse(err.stdout);
     }
     const versions = versionsOf(tree);
+    const smoke = smokeTest(project, log);
     const duplicates = {};
     const otel = {};
     for (const [name, set] of [...versions].sort(([a], [b]) => a.localeCompare(b))) {
@@ -99,6 +126,7 @@ export function measureInstallWeight({ log = () => {} } = {}) {
       otel,
       duplicates,
       otelDuplicates: Object.keys(duplicates).filter((n) => n.startsWith('@opentelemetry/')),
+      smoke,
     };
   } finally {
     rmSync(dir, { recursive: true, force: true });

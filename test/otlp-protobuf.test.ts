@@ -7,7 +7,7 @@ import type { ResourceMetrics } from '@opentelemetry/sdk-metrics';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { describe, expect, it } from 'vitest';
 import { decodeOtlpProtobuf } from '../src/otlp/otlp-protobuf.js';
-import { otlpRequestToRecords } from '../src/replay/otlp.js';
+import { otlpRequestToRecords } from '../src/otlp/otlp.js';
 import { loadFixture, toReadableLog, toReadableSpan } from './helpers/recorded.js';
 
 const json = (bytes: Uint8Array | undefined): Record<string, unknown> => JSON.parse(Buffer.from(bytes ?? new Uint8Array()).toString('utf8')) as Record<string, unknown>;

@@ -1,60 +1,15 @@
 /**
- * OTLP request objects (JSON encoding, or protobuf decoded by the official generated definitions)
- * into {@link RecordedSpan}s and {@link RecordedLog}s.
+ * OTLP request objects (JSON encoding, or protobuf decoded by {@link decodeOtlpProtobuf} from the
+ * vendored official definitions) into {@link RecordedSpan}s and {@link RecordedLog}s.
  */
-import { createRequire } from 'node:module';
 import type { AnyValue } from '@opentelemetry/api-logs';
 import { emptyRecordBatch, nanosToHrTime, RecordedSpan } from './records.js';
 import type { RecordBatch } from './records.js';
 
 type Json = Record<string, unknown>;
 
-/** OTLP signal of a request. */
-export type OtlpSignal = 'traces' | 'logs' | 'metrics';
-
-interface ProtoType {
-  decode(buf: Uint8Array): unknown;
-  toObject(msg: unknown, opts: Record<string, unknown>): Json;
-}
-
-interface ProtoRoot {
-  opentelemetry: {
-    proto: {
-      collector: {
-        trace: { v1: { ExportTraceServiceRequest: ProtoType } };
-        logs: { v1: { ExportLogsServiceRequest: ProtoType } };
-        metrics: { v1: { ExportMetricsServiceRequest: ProtoType } };
-      };
-    };
-  };
-}
-
-let root: ProtoRoot | undefined;
-
-/** The official generated OTLP protobuf definitions (from `@opentelemetry/otlp-transformer` 0.57, aliased). */
-function protoRoot(): ProtoRoot {
-  if (root === undefined) {
-    const require = createRequire(import.meta.url);
-    root = require('@opentelemetry/otlp-proto-generated/build/src/generated/root.js') as ProtoRoot;
-  }
-  return root;
-}
-
-/**
- * Decode an OTLP protobuf request body into its JSON-shaped object (hex ids, decimal-string
- * nanoseconds). Throws the decoder's error on malformed input.
- */
-export function decodeOtlpProtobuf(signal: OtlpSignal, body: Uint8Array): Json {
-  const c = protoRoot().opentelemetry.proto.collector;
-  const type =
-    signal === 'traces'
-      ? c.trace.v1.ExportTraceServiceRequest
-      : signal === 'logs'
-        ? c.logs.v1.ExportLogsServiceRequest
-        : c.metrics.v1.ExportMetricsServiceRequest;
-  const msg = type.decode(body);
-  return type.toObject(msg, { longs: String, bytes: Array, defaults: false, arrays: true }) as Json;
-}
+export { decodeOtlpProtobuf } from './otlp-protobuf.js';
+export type { OtlpSignal } from './otlp-protobuf.js';
 
 function isObj(v: unknown): v is Json {
   return typeof v === 'object' && v !== null && !Array.isArray(v);

@@ -5,8 +5,6 @@
 import { ROOT_CONTEXT } from '@opentelemetry/api';
 import { ExportResultCode } from '@opentelemetry/core';
 import type { ExportResult } from '@opentelemetry/core';
-import { OTLPLogExporter } from '@opentelemetry/exporter-logs-otlp-http';
-import { OTLPMetricExporter } from '@opentelemetry/exporter-metrics-otlp-http';
 import { BatchLogRecordProcessor, LoggerProvider, SimpleLogRecordProcessor } from '@opentelemetry/sdk-logs';
 import type { LogRecordExporter, ReadableLogRecord, SdkLogRecord } from '@opentelemetry/sdk-logs';
 import { AggregationTemporality, MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
@@ -16,6 +14,7 @@ import type { BatchDecision } from '../engine/failure-engine.js';
 import { RepeatedToolFailureGuard } from '../otel/repeated-tool-failure-guard.js';
 import type { GuardMode } from '../core/failure/types.js';
 import type { WireProfileName } from '../profiles/registry.js';
+import { loadOtlpHttpExporters } from './otlp-http-exporters.js';
 import { startOtlpHttpReceiver } from './otlp-http-receiver.js';
 import type { OtlpHttpReceiver } from './otlp-http-receiver.js';
 import { ReorderBuffer } from './reorder-buffer.js';
@@ -27,7 +26,12 @@ export interface GuardServerOptions {
   readonly host?: string;
   /** `0` picks a free port. @defaultValue `4318` */
   readonly port?: number;
-  /** OTLP/HTTP base URL for the guard's logs and metrics; `undefined` prints JSON lines to `print`. */
+  /**
+   * OTLP/HTTP base URL for the guard's logs and metrics; `undefined` prints JSON lines to `print`.
+   * Exporting needs the optional peer packages `@opentelemetry/exporter-logs-otlp-http` and
+   * `@opentelemetry/exporter-metrics-otlp-http`; without them {@link startGuardServer} rejects with
+   * an error that names them.
+   */
   readonly exportEndpoint?: string;
   /** Hold records this long to reorder the span and log streams, in milliseconds. @defaultValue `10000` */
   readonly graceMillis?: number;
@@ -117,15 +121,16 @@ export async function startGuardServer(options: GuardServerOptions = {}): Promis
   const grace = options.graceMillis ?? 10_000;
   const print = options.print ?? ((line: string) => process.stdout.write(`${line}\n`));
   const endpoint = options.exportEndpoint?.replace(/\/+$/, '');
+  const exporters = endpoint === undefined ? undefined : await loadOtlpHttpExporters();
   const loggerProvider = new LoggerProvider({
     processors: [
-      endpoint === undefined
+      exporters === undefined
         ? new SimpleLogRecordProcessor({ exporter: new JsonLinesLogExporter(print) })
-        : new BatchLogRecordProcessor({ exporter: new OTLPLogExporter({ url: `${endpoint}/v1/logs` }), scheduledDelayMillis: 1000 }),
+        : new BatchLogRecordProcessor({ exporter: new exporters.OTLPLogExporter({ url: `${endpoint}/v1/logs` }), scheduledDelayMillis: 1000 }),
     ],
   });
   const reader = new PeriodicExportingMetricReader({
-    exporter: endpoint === undefined ? new JsonLinesMetricExporter(print) : new OTLPMetricExporter({ url: `${endpoint}/v1/metrics` }),
+    exporter: exporters === undefined ? new JsonLinesMetricExporter(print) : new exporters.OTLPMetricExporter({ url: `${endpoint}/v1/metrics` }),
     exportIntervalMillis: options.metricExportIntervalMillis ?? 10_000,
   });
   const meterProvider = new MeterProvider({ readers: [reader] });

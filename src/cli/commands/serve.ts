@@ -2,6 +2,7 @@
  * `serve`: run the guard on live OTLP/HTTP until SIGINT or SIGTERM.
  */
 import { startGuardServer } from '../../serve/guard-server.js';
+import { loadOtlpHttpExporters } from '../../serve/otlp-http-exporters.js';
 import type { GuardMode } from '../../core/failure/types.js';
 import type { WireProfileName } from '../../profiles/registry.js';
 import { UserError } from '../io.js';
@@ -28,6 +29,11 @@ export async function runServe(options: ServeCommandOptions, io: CommandIo): Pro
       if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error('protocol');
     } catch {
       throw new UserError(`--export-endpoint ${options.exportEndpoint}: expected an http(s) URL`);
+    }
+    try {
+      await loadOtlpHttpExporters();
+    } catch (err) {
+      throw new UserError(`--export-endpoint: ${(err as Error).message}`);
     }
   }
   let server;
