@@ -72,21 +72,32 @@ export function argumentsFingerprint(toolName: string, args: unknown): string {
  * @throws {RangeError} for nesting deeper than the engine's stack allows
  */
 export function argumentsTextFingerprint(toolName: string, text: string): string {
-  let canonical: string;
+  return canonicalFingerprint(toolName, canonicalArgumentsText(text));
+}
+
+/**
+ * The canonical JSON ({@link canonicalJson}) of the value a `function_args` text holds, computed
+ * with the engine's native JSON (keys sorted by a replacer); for text that is not JSON, the
+ * canonical JSON of `{ raw: text }`.
+ *
+ * @param text - The attribute value.
+ * @returns The canonical text (it holds the arguments: hash it and drop it).
+ * @throws {RangeError} for nesting deeper than the engine's stack allows
+ */
+export function canonicalArgumentsText(text: string): string {
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch {
-    return canonicalFingerprint(toolName, canonicalJson({ raw: text }));
+    return canonicalJson({ raw: text });
   }
   try {
-    canonical = (isSortedFlat(value) ? JSON.stringify(value) : JSON.stringify(value, sortKeys)) ?? 'null';
+    return (isSortedFlat(value) ? JSON.stringify(value) : JSON.stringify(value, sortKeys)) ?? 'null';
   } catch (err) {
     // Array-index-like keys ("0", "10") cannot be reordered in a JS object: serialise by hand.
     if (err !== INDEX_KEY) throw err;
-    canonical = canonicalJson(value);
+    return canonicalJson(value);
   }
-  return canonicalFingerprint(toolName, canonical);
 }
 
 /** Keys a JS object always orders numerically (array indices), whatever the insertion order. */
