@@ -1,11 +1,13 @@
 /**
- * The identical tool-call repetition breaker's shell: per-session state, fingerprints computed in
- * memory and dropped at once, and decisions reported to listeners. Arguments and fingerprints never
- * leave this module.
+ * The identical tool-call repetition breaker's shell: per-session state, argument digests computed in
+ * memory (see `call-digest.ts`), and decisions reported to listeners. Arguments are never stored;
+ * digests and fingerprints never leave this module.
  */
 import { trimOldest } from './bounded.js';
 import { notifyAll } from './notify.js';
-import { argumentsFingerprint, argumentsTextFingerprint } from './fingerprint.js';
+import { copyArgumentsDigest, digestCanonicalText, digestJsonText, emptyArgumentsDigest, sameArgumentsDigest } from './call-digest.js';
+import type { ArgumentsDigest } from './call-digest.js';
+import { canonicalArgumentsText, canonicalJson } from './fingerprint.js';
 import { initialRepetitionState, reduceRepetition } from '../core/repetition/reducer.js';
 import type { RepetitionAction, RepetitionOutcome, RepetitionState } from '../core/repetition/types.js';
 import type { RepetitionConfig } from '../core/repetition/config.js';
@@ -74,9 +76,24 @@ interface SessionEntry {
   /** The last two call ids counted, so a call seen on both its span and its log counts once. */
   lastCallId: string | undefined;
   previousCallId: string | undefined;
+  /** Tool name of the last call the reducer counted (the one its state's fingerprint stands for). */
+  lastTool: string | undefined;
+  /** Digest of that call's canonical arguments. */
+  readonly lastDigest: ArgumentsDigest;
 }
 
 const NO_ACTION: RepetitionAction = { type: 'none' };
+
+/**
+ * The two fingerprints of strict counting (`windowSize` 0): there the reducer only asks whether a
+ * call equals the previous counted call, so the engine answers that itself (tool name first, then
+ * the digest) and hands the reducer the previous call's token when equal, the other token when not.
+ */
+const TOKEN_A = 'a';
+const TOKEN_B = 'b';
+
+/** The outcome of a different call after a single one (strict counting): tracked, still run length 1. */
+const TRACKED_ONCE: RepetitionOutcome = Object.freeze({ decision: 'tracked', phaseBefore: 'tracking', phaseAfter: 'tracking', runLength: 1, action: NO_ACTION });
 
 /** Session key of a call: `session.id`, else the part of a qwen-code prompt id before `########`. */
 export function sessionKeyOf(sessionId: string | undefined, promptId: string): string {
@@ -111,6 +128,8 @@ export class RepetitionEngine {
   private readonly _sessions = new Map<string, SessionEntry>();
   private readonly _listeners: RepetitionListener[] = [];
   private _uncomparable = 0;
+  /** The digest of the call being reduced (scratch: one per engine, not per call). */
+  private readonly _digest: ArgumentsDigest = emptyArgumentsDigest();
   /** Clock value of the first stamp (stamps stay small integers). */
   private _epoch: number | undefined;
 
@@ -173,6 +192,8 @@ export class RepetitionEngine {
         lastSeenMillis: 0,
         lastCallId: undefined,
         previousCallId: undefined,
+        lastTool: undefined,
+        lastDigest: emptyArgumentsDigest(),
       };
       this._sessions.set(key, entry);
     }
@@ -195,24 +216,62 @@ export class RepetitionEngine {
       entry.state = next;
       this._report(key, call, outcome, source, mode);
     }
-    const fingerprint = this._fingerprint(call);
-    const [next, outcome] = reduceRepetition(entry.state, { type: 'tool_call', mode, fingerprint, toolType: call.toolType }, config);
+    const state = entry.state;
+    const fingerprint = this._fingerprint(entry, call);
+    // The next call is compared with this one (a latched state ignores calls until it goes idle).
+    entry.lastTool = call.toolName;
+    copyArgumentsDigest(this._digest, entry.lastDigest);
+    if (state.phase === 'tracking' && state.runLength === 1 && state.recent.length === 0 && fingerprint !== state.fingerprint) {
+      // Normal traffic: a different call after a single one. The reducer would return the same
+      // state with the other token (run length 1, 'tracked'); the engine's digest already tells
+      // the next call what it must be compared with, so the state and its token can stay.
+      return TRACKED_ONCE;
+    }
+    const [next, outcome] = reduceRepetition(state, { type: 'tool_call', mode, fingerprint, toolType: call.toolType }, config);
     entry.state = next;
     this._report(key, call, outcome, source, mode);
     return outcome;
   }
 
   /**
-   * Fingerprint of a call. Arguments that cannot be canonicalised (a cycle, a bigint, nesting too
-   * deep for the stack) are hashed as raw JSON text when there is one, else counted as distinct.
+   * The fingerprint handed to the reducer for a call; leaves the call's digest in `_digest`.
+   *
+   * Strict counting (`windowSize` 0): one of two constant tokens, the session state's own when the
+   * call equals the last counted call (same tool name, then same canonical length and digest),
+   * the other one when not; no string is built per call. With a window: the tool name and digest
+   * as a string (the window compares each call with several earlier ones).
    */
-  private _fingerprint(call: RepetitionCall): string {
+  private _fingerprint(entry: SessionEntry, call: RepetitionCall): string {
+    const digest = this._digest;
+    this._digestOf(call, digest);
+    if (this._settings.config.windowSize > 0) return `${call.toolName}\u0000${digest.length}.${digest.high}.${digest.low}`;
+    const state = entry.state;
+    if (state.phase === 'idle' || state.phase === 'latched') return TOKEN_A;
+    const same = entry.lastTool === call.toolName && sameArgumentsDigest(entry.lastDigest, digest);
+    return same === (state.fingerprint === TOKEN_A) ? TOKEN_A : TOKEN_B;
+  }
+
+  /**
+   * Digest of a call's canonical arguments. Arguments that cannot be canonicalised (a cycle, a
+   * bigint, nesting too deep for the stack) are digested as raw JSON text when there is one, else
+   * counted as distinct (a negative length no other call has).
+   */
+  private _digestOf(call: RepetitionCall, into: ArgumentsDigest): void {
+    const text = call.argsAreJsonText && typeof call.args === 'string' ? call.args : undefined;
     try {
-      if (call.argsAreJsonText && typeof call.args === 'string') return argumentsTextFingerprint(call.toolName, call.args);
-      return argumentsFingerprint(call.toolName, call.args);
+      if (text !== undefined) {
+        if (!digestJsonText(text, into)) digestCanonicalText(canonicalArgumentsText(text), into);
+      } else {
+        digestCanonicalText(canonicalJson(call.args), into);
+      }
     } catch {
-      if (call.argsAreJsonText && typeof call.args === 'string') return argumentsFingerprint(call.toolName, { raw: call.args });
-      return argumentsFingerprint(call.toolName, { uncomparable: ++this._uncomparable });
+      if (text !== undefined) {
+        digestCanonicalText(canonicalJson({ raw: text }), into);
+      } else {
+        into.length = -++this._uncomparable;
+        into.high = 0;
+        into.low = 0;
+      }
     }
   }
 
