@@ -37,13 +37,6 @@ export function sameArgumentsDigest(a: ArgumentsDigest, b: ArgumentsDigest): boo
   return a.length === b.length && a.high === b.high && a.low === b.low;
 }
 
-/** Copy `from` into `to`. */
-export function copyArgumentsDigest(from: ArgumentsDigest, to: ArgumentsDigest): void {
-  to.length = from.length;
-  to.high = from.high;
-  to.low = from.low;
-}
-
 // ------------------------------------------------------------------------------------------------
 // the hash: two lanes over the UTF-16 code units of the canonical text, each finished by the
 // murmur3 avalanche; lane A is FNV-1a, lane B a multiply-xorshift with another odd constant.

@@ -5,7 +5,7 @@
  */
 import { trimOldest } from './bounded.js';
 import { notifyAll } from './notify.js';
-import { copyArgumentsDigest, digestCanonicalText, digestJsonText, emptyArgumentsDigest, sameArgumentsDigest } from './call-digest.js';
+import { digestCanonicalText, digestJsonText, emptyArgumentsDigest } from './call-digest.js';
 import type { ArgumentsDigest } from './call-digest.js';
 import { canonicalArgumentsText, canonicalJson } from './fingerprint.js';
 import { initialRepetitionState, reduceRepetition } from '../core/repetition/reducer.js';
@@ -78,8 +78,10 @@ interface SessionEntry {
   previousCallId: string | undefined;
   /** Tool name of the last call the reducer counted (the one its state's fingerprint stands for). */
   lastTool: string | undefined;
-  /** Digest of that call's canonical arguments. */
-  readonly lastDigest: ArgumentsDigest;
+  /** Digest of that call's canonical arguments (an {@link ArgumentsDigest}, held inline: no object per session). */
+  lastLength: number;
+  lastHigh: number;
+  lastLow: number;
 }
 
 const NO_ACTION: RepetitionAction = { type: 'none' };
@@ -91,6 +93,24 @@ const NO_ACTION: RepetitionAction = { type: 'none' };
  */
 const TOKEN_A = 'a';
 const TOKEN_B = 'b';
+
+/**
+ * Strict-counting states are few (phase x token x run length): one shared frozen object each, not
+ * one per session. States are immutable values, so sharing them changes nothing but memory.
+ */
+const MAX_INTERNED_RUN = 64;
+const STRICT_STATES: (RepetitionState | undefined)[] = [];
+const PHASE_INDEX: Readonly<Record<string, number>> = { tracking: 0, warned: 1, latched: 2 };
+
+function internStrictState(state: RepetitionState): RepetitionState {
+  if (state.phase === 'idle' || state.recent.length !== 0 || state.runLength > MAX_INTERNED_RUN) return state;
+  const token = state.fingerprint === TOKEN_A ? 0 : state.fingerprint === TOKEN_B ? 1 : -1;
+  if (token < 0) return state;
+  const i = ((PHASE_INDEX[state.phase] ?? 0) * 2 + token) * (MAX_INTERNED_RUN + 1) + state.runLength;
+  let shared = STRICT_STATES[i];
+  if (shared === undefined) STRICT_STATES[i] = shared = Object.freeze({ ...state });
+  return shared;
+}
 
 /** The outcome of a different call after a single one (strict counting): tracked, still run length 1. */
 const TRACKED_ONCE: RepetitionOutcome = Object.freeze({ decision: 'tracked', phaseBefore: 'tracking', phaseAfter: 'tracking', runLength: 1, action: NO_ACTION });
@@ -193,7 +213,9 @@ export class RepetitionEngine {
         lastCallId: undefined,
         previousCallId: undefined,
         lastTool: undefined,
-        lastDigest: emptyArgumentsDigest(),
+        lastLength: 0,
+        lastHigh: 0,
+        lastLow: 0,
       };
       this._sessions.set(key, entry);
     }
@@ -220,7 +242,9 @@ export class RepetitionEngine {
     const fingerprint = this._fingerprint(entry, call);
     // The next call is compared with this one (a latched state ignores calls until it goes idle).
     entry.lastTool = call.toolName;
-    copyArgumentsDigest(this._digest, entry.lastDigest);
+    entry.lastLength = this._digest.length;
+    entry.lastHigh = this._digest.high;
+    entry.lastLow = this._digest.low;
     if (state.phase === 'tracking' && state.runLength === 1 && state.recent.length === 0 && fingerprint !== state.fingerprint) {
       // Normal traffic: a different call after a single one. The reducer would return the same
       // state with the other token (run length 1, 'tracked'); the engine's digest already tells
@@ -228,7 +252,7 @@ export class RepetitionEngine {
       return TRACKED_ONCE;
     }
     const [next, outcome] = reduceRepetition(state, { type: 'tool_call', mode, fingerprint, toolType: call.toolType }, config);
-    entry.state = next;
+    entry.state = internStrictState(next);
     this._report(key, call, outcome, source, mode);
     return outcome;
   }
@@ -247,7 +271,7 @@ export class RepetitionEngine {
     if (this._settings.config.windowSize > 0) return `${call.toolName}\u0000${digest.length}.${digest.high}.${digest.low}`;
     const state = entry.state;
     if (state.phase === 'idle' || state.phase === 'latched') return TOKEN_A;
-    const same = entry.lastTool === call.toolName && sameArgumentsDigest(entry.lastDigest, digest);
+    const same = entry.lastTool === call.toolName && entry.lastLength === digest.length && entry.lastHigh === digest.high && entry.lastLow === digest.low;
     return same === (state.fingerprint === TOKEN_A) ? TOKEN_A : TOKEN_B;
   }
 
