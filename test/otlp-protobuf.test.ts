@@ -8,6 +8,7 @@ import { resourceFromAttributes } from '@opentelemetry/resources';
 import { describe, expect, it } from 'vitest';
 import { decodeOtlpProtobuf } from '../src/otlp/otlp-protobuf.js';
 import { otlpRequestToRecords } from '../src/otlp/otlp.js';
+import { otlpProtobufToRecords } from '../src/otlp/otlp-protobuf-records.js';
 import { loadFixture, toReadableLog, toReadableSpan } from './helpers/recorded.js';
 
 const json = (bytes: Uint8Array | undefined): Record<string, unknown> => JSON.parse(Buffer.from(bytes ?? new Uint8Array()).toString('utf8')) as Record<string, unknown>;
@@ -115,7 +116,9 @@ describe('decodeOtlpProtobuf: the SDK exporter serializers, decoded by the gener
         },
       ],
     } as unknown as ResourceMetrics;
-    const request = decodeOtlpProtobuf('metrics', ProtobufMetricsSerializer.serializeRequest(metrics)!);
+    const bytes = ProtobufMetricsSerializer.serializeRequest(metrics)!;
+    const request = decodeOtlpProtobuf('metrics', bytes);
+    expect(otlpProtobufToRecords('metrics', bytes).metricCount).toBe(1);
     const rm = request.resourceMetrics as { scopeMetrics: { metrics: { name: string; sum: { dataPoints: { asInt?: string; asDouble?: number }[] } }[] }[] }[];
     expect(rm).toHaveLength(1);
     expect(rm[0]!.scopeMetrics[0]!.metrics[0]!.name).toBe('qwen-code.tool.call.count');
@@ -126,5 +129,67 @@ describe('decodeOtlpProtobuf: the SDK exporter serializers, decoded by the gener
     expect(decodeOtlpProtobuf('traces', new Uint8Array())).toEqual({ resourceSpans: [] });
     expect(() => decodeOtlpProtobuf('traces', new Uint8Array([0x0a, 0xff, 0xff, 0xff]))).toThrow();
     expect(() => decodeOtlpProtobuf('logs', new Uint8Array([0x0f]))).toThrow();
+  });
+});
+
+describe('otlpProtobufToRecords: records straight from the decoded messages', () => {
+  it.each(['acp-enforce', 'acp-shadow-drain', 'acp-shadow-nodrain', 'headless-yolo'])('%s: the same records as otlpRequestToRecords(decodeOtlpProtobuf(…))', (name) => {
+    const records = loadFixture(name);
+    const traces = ProtobufTraceSerializer.serializeRequest(records.spans.map(toReadableSpan))!;
+    const logs = ProtobufLogsSerializer.serializeRequest(records.logs.map(toReadableLog))!;
+    const direct = otlpProtobufToRecords('traces', traces);
+    otlpProtobufToRecords('logs', logs, direct);
+    const viaObjects = otlpRequestToRecords(decodeOtlpProtobuf('traces', traces));
+    otlpRequestToRecords(decodeOtlpProtobuf('logs', logs), viaObjects);
+    expect(direct.spans.length).toBe(records.spans.length);
+    expect(direct.logs.length).toBe(records.logs.length);
+    expect(direct).toEqual(viaObjects);
+  });
+
+  it('every attribute value type, an event name, a body, zero times and empty ids as the object path reads them', () => {
+    const resource = resourceFromAttributes({ 'service.name': 'qwen-code' });
+    const log = {
+      hrTime: [0, 0],
+      hrTimeObserved: [1764460800, 7],
+      spanContext: undefined,
+      body: { nested: { list: [1, 'a', true, 2.5] } },
+      attributes: { s: '', b: true, i: -42, big: 2 ** 60, d: 1.25, a: [null, 'x'], kv: { k: { deep: 'v' } }, bytes: new Uint8Array([1, 255]) },
+      resource,
+      instrumentationScope: { name: '' },
+      droppedAttributesCount: 0,
+      eventName: 'qwen-code.tool_call',
+    } as unknown as ReadableLogRecord;
+    const body = ProtobufLogsSerializer.serializeRequest([log])!;
+    const direct = otlpProtobufToRecords('logs', body);
+    expect(direct).toEqual(otlpRequestToRecords(decodeOtlpProtobuf('logs', body)));
+    expect(direct.logs[0]!.hrTime).toEqual([1764460800, 7]); // time 0: the observed time
+    expect(direct.logs[0]!.attributes.i).toBe(-42);
+    expect(direct.logs[0]!.attributes.bytes).toBe('01ff');
+    expect(direct.logs[0]!.spanContext).toBeUndefined();
+  });
+
+  it('a malformed body throws and appends nothing', () => {
+    const into = otlpProtobufToRecords('traces', new Uint8Array());
+    expect(() => otlpProtobufToRecords('traces', new Uint8Array([0x0a, 0xff, 0xff, 0xff]), into)).toThrow();
+    expect(into.spans).toHaveLength(0);
+  });
+});
+
+describe('decoding string fields', () => {
+  // ExportTraceServiceRequest { resource_spans { scope_spans { spans { name: <bytes> } } } }, by hand
+  const withName = (name: Uint8Array) => {
+    const span = Uint8Array.from([0x2a, name.length, ...name]); // Span.name = field 5
+    const scopeSpans = Uint8Array.from([0x12, span.length, ...span]); // ScopeSpans.spans = field 2
+    const resourceSpans = Uint8Array.from([0x12, scopeSpans.length, ...scopeSpans]); // ResourceSpans.scope_spans = field 2
+    return Uint8Array.from([0x0a, resourceSpans.length, ...resourceSpans]); // resource_spans = field 1
+  };
+
+  it('reads UTF-8, including a real U+FFFD, and rejects invalid UTF-8 as protobufjs does', () => {
+    const ok = withName(Buffer.from('qwen-code.tool é \uFFFD 😀', 'utf8'));
+    expect(otlpProtobufToRecords('traces', ok).spans[0]!.name).toBe('qwen-code.tool é \uFFFD 😀');
+    expect((decodeOtlpProtobuf('traces', ok).resourceSpans as { scopeSpans: { spans: { name: string }[] }[] }[])[0]!.scopeSpans[0]!.spans[0]!.name).toBe('qwen-code.tool é \uFFFD 😀');
+    const bad = withName(Uint8Array.from([0x61, 0xc3, 0x28, 0x62])); // "a", a broken 2-byte sequence, "b"
+    expect(() => otlpProtobufToRecords('traces', bad)).toThrow();
+    expect(() => decodeOtlpProtobuf('traces', bad)).toThrow();
   });
 });

@@ -3,6 +3,8 @@
  * from the vendored official `opentelemetry-proto` definitions (see
  * `src/otlp/proto/opentelemetry-proto/ORIGIN.md` and `scripts/otlp-proto.mjs`).
  */
+import { isUtf8 } from 'node:buffer';
+import protobuf from 'protobufjs/minimal.js';
 import { opentelemetry } from './generated/otlp-proto.js';
 
 /** OTLP signal of a request. */
@@ -12,6 +14,33 @@ export type OtlpSignal = 'traces' | 'logs' | 'metrics';
 const TO_OBJECT = { longs: String, bytes: Array, defaults: false, arrays: true } as const;
 
 const collector = opentelemetry.proto.collector;
+
+/**
+ * The decoder's reader with string fields read natively: `Buffer#toString` instead of protobufjs's
+ * JavaScript UTF-8 loop, and UTF-8 checked by `buffer.isUtf8` only when the text holds U+FFFD (what
+ * an invalid sequence decodes to). Invalid UTF-8 is still rejected, as protobufjs rejects it.
+ */
+class NativeStringReader extends protobuf.BufferReader {
+  override stringVerify(): string {
+    const length = this.uint32();
+    const start = this.pos;
+    const end = start + length;
+    if (end > this.len) throw new RangeError(`index out of range: ${start} + ${length} > ${this.len}`);
+    this.pos = end;
+    const buf = this.buf as Buffer;
+    const text = buf.toString('utf8', start, end);
+    if (text.includes('\uFFFD') && !isUtf8(buf.subarray(start, end))) throw new TypeError('invalid UTF-8 in a string field');
+    return text;
+  }
+}
+
+/**
+ * A reader over `body` for the generated decoders (which accept a reader in place of bytes).
+ * @internal
+ */
+export function otlpReader(body: Uint8Array): protobuf.Reader {
+  return new NativeStringReader(Buffer.isBuffer(body) ? body : Buffer.from(body.buffer, body.byteOffset, body.byteLength));
+}
 
 /**
  * Decode an OTLP protobuf request body (`ExportTraceServiceRequest`, `ExportLogsServiceRequest` or
@@ -33,15 +62,15 @@ export function decodeOtlpProtobuf(signal: OtlpSignal, body: Uint8Array): Record
   switch (signal) {
     case 'traces': {
       const type = collector.trace.v1.ExportTraceServiceRequest;
-      return type.toObject(type.decode(body), TO_OBJECT);
+      return type.toObject(type.decode(otlpReader(body)), TO_OBJECT);
     }
     case 'logs': {
       const type = collector.logs.v1.ExportLogsServiceRequest;
-      return type.toObject(type.decode(body), TO_OBJECT);
+      return type.toObject(type.decode(otlpReader(body)), TO_OBJECT);
     }
     case 'metrics': {
       const type = collector.metrics.v1.ExportMetricsServiceRequest;
-      return type.toObject(type.decode(body), TO_OBJECT);
+      return type.toObject(type.decode(otlpReader(body)), TO_OBJECT);
     }
     default: {
       const _exhaustive: never = signal;

@@ -6,7 +6,8 @@ import { createServer } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { gunzip, inflate } from 'node:zlib';
 import { promisify } from 'node:util';
-import { decodeOtlpProtobuf, isOtlpRequest, otlpRequestToRecords } from '../otlp/otlp.js';
+import { isOtlpRequest, otlpRequestToRecords } from '../otlp/otlp.js';
+import { otlpProtobufToRecords } from '../otlp/otlp-protobuf-records.js';
 import type { OtlpSignal } from '../otlp/otlp.js';
 import type { RecordBatch } from '../otlp/records.js';
 
@@ -109,13 +110,11 @@ function decode(signal: OtlpSignal, contentType: string, body: Buffer): RecordBa
     return toRecords(value as Record<string, unknown>);
   }
   if (type === 'application/x-protobuf' || type === 'application/protobuf') {
-    let value: Record<string, unknown>;
     try {
-      value = decodeOtlpProtobuf(signal, body);
+      return otlpProtobufToRecords(signal, body);
     } catch (err) {
       throw new HttpError(400, `malformed protobuf: ${(err as Error).message}`);
     }
-    return toRecords(value);
   }
   throw new HttpError(415, `unsupported content-type ${type || '(none)'}; use application/json or application/x-protobuf`);
 }
