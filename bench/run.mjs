@@ -1,11 +1,11 @@
 #!/usr/bin/env node
 /* global process, console, Buffer, URL, setImmediate, performance */
-// Benchmarks of the repeated tool-failure guard (issue #4). Every result is a RATIO measured in the
-// same run against a baseline, printed beside its goal with PASS/FAIL; absolute numbers are shown
-// for context only.
+// Benchmarks of the repeated tool-failure guard (issues #4, #17). Every result is a RATIO measured in
+// the same run against a baseline, printed beside its goal with PASS/FAIL; absolute numbers are
+// shown for context only. Times are CPU time of this process by default (--clock wall: elapsed).
 //
 //   npm run bench                      (= npm run build --silent && node --expose-gc bench/run.mjs)
-//   node --expose-gc bench/run.mjs --only P1,P3 --mb 20 --prompts 100000 --rounds 5 --strict
+//   node --expose-gc bench/run.mjs --only P1,P3 --mb 20 --prompts 100000 --rounds 5 --clock cpu --strict
 //
 // --strict exits 1 when any goal FAILs (for CI); by default the exit code only reports crashes.
 //
@@ -17,7 +17,7 @@
 // P6  P2's per-batch cost with 10x, 100x, 1000x concurrent prompts vs 1x
 // W   install weight of the packed tarball in an empty project (npm registry or a warm cache)
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { Worker } from 'node:worker_threads';
+import { spawn } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -26,10 +26,10 @@ import { ProtobufLogsSerializer, ProtobufTraceSerializer } from '@opentelemetry/
 import { BatchLogRecordProcessor, LoggerProvider, SimpleLogRecordProcessor } from '@opentelemetry/sdk-logs';
 import { MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
 import { BasicTracerProvider, BatchSpanProcessor, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
-import { Bench } from 'tinybench';
 import { createRepeatedToolFailureGuard } from '../dist/index.js';
 import { decodeOtlpProtobuf, parseTelemetryText, replayRecords } from '../dist/replay.js';
 import { startGuardServer } from '../dist/serve.js';
+import { otlpProtobufToRecords } from '../dist/otlp/otlp-protobuf-records.js';
 import { measureInstallWeight } from './install-weight.mjs';
 
 const args = process.argv.slice(2);
@@ -41,6 +41,15 @@ const ONLY = new Set(String(arg('only', 'P1,P2,P3,P4,P5,P6,W')).split(','));
 const TARGET_MB = Number(arg('mb', '30'));
 const OPEN_PROMPTS = Number(arg('prompts', '100000'));
 const ROUNDS = Number(arg('rounds', '5'));
+/**
+ * `cpu` (default): time is the process's CPU time (user + system, every thread), so other work on a
+ * shared machine does not count; `wall`: elapsed time.
+ */
+const CLOCK = String(arg('clock', 'cpu'));
+if (CLOCK !== 'cpu' && CLOCK !== 'wall') {
+  console.error('--clock is cpu or wall');
+  process.exit(2);
+}
 
 if (typeof globalThis.gc !== 'function') {
   console.error('bench/run.mjs needs --expose-gc (use `npm run bench`)');
@@ -78,21 +87,53 @@ function guardOutputProviders() {
   };
 }
 
+/** Milliseconds on the bench's clock (see --clock). */
+function clockMs() {
+  if (CLOCK === 'wall') return performance.now();
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1000;
+}
+
 /**
- * Run `baseline` and `subject` in alternating order for `rounds` rounds of tinybench; the result is
- * the median over rounds of mean(subject) / mean(baseline).
+ * Mean milliseconds per call of `fn` on the bench's clock: `warmupMs` of calls first, then calls
+ * until `timeMs` of elapsed time have passed (at least `minIterations`). `beforeEach` runs outside
+ * the measured time.
+ */
+async function measure(fn, { timeMs, warmupMs = 0, minIterations = 5, beforeEach } = {}) {
+  let until = performance.now() + warmupMs;
+  while (performance.now() < until) await fn();
+  let spent = 0;
+  let n = 0;
+  until = performance.now() + timeMs;
+  while (n < minIterations || performance.now() < until) {
+    beforeEach?.();
+    const t0 = clockMs();
+    await fn();
+    spent += clockMs() - t0;
+    n++;
+  }
+  return spent / n;
+}
+
+/**
+ * Run `baseline` and `subject` in alternating order for `rounds` rounds; the result is the median
+ * over rounds of mean(subject) / mean(baseline).
  */
 async function pairedRatio({ rounds, time, baseline, subject }) {
   const ratios = [];
   const base = [];
   const subj = [];
   for (let r = 0; r < rounds; r++) {
-    const bench = new Bench({ time, warmupTime: Math.min(200, time), throws: true });
-    if (r % 2 === 0) bench.add('baseline', baseline).add('subject', subject);
-    else bench.add('subject', subject).add('baseline', baseline);
-    await bench.run();
-    const b = bench.getTask('baseline').result.latency.mean;
-    const s = bench.getTask('subject').result.latency.mean;
+    const opts = { timeMs: time, warmupMs: Math.min(200, time) };
+    let b;
+    let s;
+    if (r % 2 === 0) {
+      b = await measure(baseline, opts);
+      s = await measure(subject, opts);
+    } else {
+      s = await measure(subject, opts);
+      b = await measure(baseline, opts);
+    }
     base.push(b);
     subj.push(s);
     ratios.push(s / b);
@@ -381,16 +422,20 @@ async function p3() {
   const js = [];
   const ps = [];
   // a full GC before every iteration, so no iteration pays for the previous one's garbage
-  const gcFirst = { beforeEach: () => globalThis.gc() };
+  const once = { timeMs: 0, minIterations: 2, beforeEach: () => globalThis.gc() };
+  await replay(); // warm-up (the CLI's code paths compiled once)
+  jsonParse();
   for (let r = 0; r < 5; r++) {
-    const bench = new Bench({ time: 1, iterations: 2, warmup: r === 0, warmupIterations: 1, warmupTime: 1, throws: true });
-    if (r % 2 === 0) bench.add('json', jsonParse, gcFirst).add('replay', replay, gcFirst);
-    else bench.add('replay', replay, gcFirst).add('json', jsonParse, gcFirst);
-    if (r < 2) bench.add('parseTelemetryText only', parseOnly, gcFirst);
-    await bench.run();
-    if (r < 2) ps.push(bench.getTask('parseTelemetryText only').result.latency.mean);
-    const replayMs = bench.getTask('replay').result.latency.mean;
-    const jsonMs = bench.getTask('json').result.latency.mean;
+    let replayMs;
+    let jsonMs;
+    if (r % 2 === 0) {
+      jsonMs = await measure(jsonParse, once);
+      replayMs = await measure(replay, once);
+    } else {
+      replayMs = await measure(replay, once);
+      jsonMs = await measure(jsonParse, once);
+    }
+    if (r < 2) ps.push(await measure(parseOnly, once));
     rs.push(replayMs);
     js.push(jsonMs);
     ratios.push(jsonMs / replayMs); // (bytes/replayMs) / (bytes/jsonMs)
@@ -550,64 +595,84 @@ function otlpRequestBodies(prompts) {
 }
 
 /**
- * An OTLP/HTTP client in a worker thread (its own core, as the agent is its own process): posts
- * every body to `url`, at most `inFlight` at once on keep-alive connections, and reports when all
- * were answered 200.
+ * An OTLP/HTTP client in a child process (the agent is its own process, and its CPU time is not
+ * the guard's): receives the bodies, then on "go" posts every body to `url`, at most `inFlight` at
+ * once on keep-alive connections, and reports when all were answered.
  */
-const CLIENT_WORKER = `
-const { parentPort, workerData } = require('node:worker_threads');
+const CLIENT_PROCESS = `
 const http = require('node:http');
-const { url, requests, inFlight } = workerData;
-const agent = new http.Agent({ keepAlive: true, maxSockets: inFlight });
-parentPort.on('message', () => {
+let requests;
+process.on('message', (m) => {
+  if (m.requests) { requests = m.requests; process.send({ ready: true }); return; }
+  const agent = new http.Agent({ keepAlive: true, maxSockets: m.inFlight });
   let next = 0, done = 0, failed = 0;
+  const finish = () => { if (++done === requests.length) { agent.destroy(); process.send({ failed }); } else send(); };
   const send = () => {
     if (next >= requests.length) return;
     const r = requests[next++];
-    const req = http.request(url + r.path, { method: 'POST', agent, headers: { 'content-type': 'application/x-protobuf', 'content-length': r.body.byteLength } }, (res) => {
+    const body = Buffer.from(r.body.buffer, r.body.byteOffset, r.body.byteLength);
+    const req = http.request(m.url + r.path, { method: 'POST', agent, headers: { 'content-type': 'application/x-protobuf', 'content-length': body.length } }, (res) => {
       if (res.statusCode !== 200) failed++;
       res.resume();
-      res.on('end', () => {
-        if (++done === requests.length) parentPort.postMessage({ failed });
-        else send();
-      });
+      res.on('end', finish);
     });
-    req.on('error', () => { failed++; if (++done === requests.length) parentPort.postMessage({ failed }); else send(); });
-    req.end(Buffer.from(r.body.buffer, r.body.byteOffset, r.body.byteLength));
+    req.on('error', () => { failed++; finish(); });
+    req.end(body);
   };
-  for (let i = 0; i < inFlight; i++) send();
+  for (let i = 0; i < m.inFlight; i++) send();
 });
 `;
+
+function startClient(requests) {
+  const child = spawn(process.execPath, ['-e', CLIENT_PROCESS], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], serialization: 'advanced' });
+  const next = () => new Promise((resolve, reject) => {
+    child.once('message', resolve);
+    child.once('exit', (code) => reject(new Error(`P5 client exited ${code}`)));
+  });
+  const ready = next();
+  child.send({ requests: requests.map((r) => ({ path: r.path, body: r.body })) });
+  return {
+    ready,
+    run: (url, inFlight) => {
+      const answered = next();
+      child.send({ url, inFlight });
+      return answered;
+    },
+    stop: () => child.kill(),
+  };
+}
 
 async function p5() {
   const PROMPTS = Number(arg('p5-prompts', '3000'));
   console.error(`P5: serve ingest of ${PROMPTS} prompts over OTLP/HTTP protobuf on 127.0.0.1 vs decoding the same bodies ...`);
   const { requests, spans, logs } = otlpRequestBodies(PROMPTS);
   const bytes = requests.reduce((n, r) => n + r.body.byteLength, 0);
+  // "Decoding alone" is serve's own decoding step: protobuf body -> records (otlpProtobufToRecords).
   const decodeAll = () => {
     let n = 0;
-    for (const r of requests) n += (decodeOtlpProtobuf(r.signal, r.body).resourceSpans ?? [0]).length;
-    return n;
+    for (const r of requests) {
+      const b = otlpProtobufToRecords(r.signal, r.body);
+      n += b.spans.length + b.logs.length;
+    }
+    if (n !== spans + logs) throw new Error('P5: decode');
   };
+  const objectsAll = () => {
+    for (const r of requests) decodeOtlpProtobuf(r.signal, r.body);
+  };
+  const client = startClient(requests);
+  await client.ready;
   const endToEnd = async () => {
     const lines = [];
     const server = await startGuardServer({ port: 0, graceMillis: 10_000, print: (l) => lines.push(l), metricExportIntervalMillis: 2_147_483_647 });
-    const worker = new Worker(CLIENT_WORKER, { eval: true, workerData: { url: server.url, requests, inFlight: 4 } });
     try {
-      await new Promise((resolve) => worker.once('online', resolve));
       globalThis.gc();
-      const t0 = performance.now();
-      const answered = new Promise((resolve) => worker.once('message', resolve));
-      worker.postMessage('go');
-      const { failed } = await answered;
+      const t0 = clockMs();
+      const { failed } = await client.run(server.url, 4);
       server.drain(); // judge everything held for reordering
-      const ms = performance.now() - t0;
-      const judged = server.decisions.length;
-      const late = server.lateRecords();
+      const ms = clockMs() - t0;
       if (failed !== 0) throw new Error(`P5: ${failed} requests failed`);
-      return { ms, judged, late, open: server.guard.engine.openPromptCount };
+      return { ms, judged: server.decisions.length, late: server.lateRecords(), open: server.guard.engine.openPromptCount };
     } finally {
-      await worker.terminate();
       await server.close();
     }
   };
@@ -619,26 +684,31 @@ async function p5() {
   let last;
   for (let r = 0; r < ROUNDS; r++) {
     globalThis.gc();
-    const t0 = performance.now();
+    const t0 = clockMs();
     decodeAll();
-    const decodeMs = performance.now() - t0;
+    const decodeMs = clockMs() - t0;
     last = await endToEnd();
     dec.push(decodeMs);
     e2e.push(last.ms);
     ratios.push(decodeMs / last.ms); // (bytes/e2eMs) / (bytes/decodeMs)
   }
+  client.stop();
+  globalThis.gc();
+  const t1 = clockMs();
+  objectsAll();
+  const objectsMs = clockMs() - t1;
   const ratio = median(ratios);
   const bps = (ms) => mb(bytes) / (ms / 1000);
   const expectedBatches = PROMPTS * BATCHES_PER_PROMPT;
   report({
     id: 'P5',
-    what: `serve ingest end to end (OTLP/HTTP protobuf, 4 in flight on 127.0.0.1 -> decode -> reorder -> guard, then drain) vs decoding the same ${fmt(mb(bytes), 1)} MB alone`,
+    what: `serve ingest end to end (OTLP/HTTP protobuf from another process, 4 in flight on 127.0.0.1 -> decode -> reorder -> guard, then drain) vs decoding the same ${fmt(mb(bytes), 1)} MB to records alone`,
     baseline: `${fmt(bps(median(dec)), 1)} MB/s`,
     subject: `${fmt(bps(median(e2e)), 1)} MB/s`,
     result: `${fmt(ratio, 3)}x`,
     goal: '>= 0.5x',
     pass: ratio >= 0.5 && last.late === 0 && last.judged >= PROMPTS * BATCHES_PER_PROMPT,
-    detail: `rounds ${ratios.map((x) => fmt(x, 3)).join(' ')}; ${requests.length} requests (${spans} spans, ${logs} logs); ${last.judged} batches judged (expected ${expectedBatches}), ${last.late} late records, ${last.open} prompts left open`,
+    detail: `rounds ${ratios.map((x) => fmt(x, 3)).join(' ')}; decoding alone = protobuf -> records (otlpProtobufToRecords, what serve runs); decodeOtlpProtobuf to JSON-shaped objects alone ${fmt(bps(objectsMs), 1)} MB/s; ${requests.length} requests (${spans} spans, ${logs} logs); ${last.judged} batches judged (expected ${expectedBatches}), ${last.late} late records, ${last.open} prompts left open`,
   });
 }
 
@@ -686,8 +756,8 @@ async function p6() {
       },
     };
   };
-  // Every level's hosts are built and warmed first; then each round measures all levels in one
-  // tinybench run (in rotating order), so a busy machine slows every level alike.
+  // Every level's hosts are built and warmed first; then each round measures every level (in
+  // rotating order), so a busy machine slows every level alike.
   const levels = [];
   for (const n of LEVELS) {
     const plain = host(false);
@@ -705,24 +775,18 @@ async function p6() {
   }
   const growthRounds = levels.map(() => []);
   for (let r = 0; r < ROUNDS; r++) {
-    const bench = new Bench({ time: 400, warmupTime: 100, throws: true });
     const order = levels.map((_, k) => (k + r) % levels.length);
     for (const k of order) {
       const lv = levels[k];
-      bench.add(`guarded ${lv.n}`, async () => {
+      const opts = { timeMs: 300, warmupMs: 50 };
+      lv.guardedMs[r] = await measure(async () => {
         lv.ig.batches(BATCHES_PER_SAMPLE);
         await yieldToLoop();
-      });
-      bench.add(`plain ${lv.n}`, async () => {
+      }, opts);
+      lv.plainMs[r] = await measure(async () => {
         lv.ip.batches(BATCHES_PER_SAMPLE);
         await yieldToLoop();
-      });
-    }
-    await bench.run();
-    const mean = (name) => bench.getTask(name).result.latency.mean;
-    for (const lv of levels) {
-      lv.guardedMs.push(mean(`guarded ${lv.n}`));
-      lv.plainMs.push(mean(`plain ${lv.n}`));
+      }, opts);
     }
     levels.forEach((lv, k) => growthRounds[k].push(lv.guardedMs[r] / levels[0].guardedMs[r]));
   }
