@@ -51,7 +51,7 @@ export interface RepetitionEngineSettings {
 
 /** One tool call as seen by the breaker. */
 export interface RepetitionCall {
-  /** `session.id`; falls back to the prompt id's session part. */
+  /** The session's key (`session.id`, or what the profile derives); `undefined` keys the call by its prompt. */
   readonly sessionId: string | undefined;
   readonly promptId: string;
   /** Call id, to count a call seen on both a span and a log once. */
@@ -78,11 +78,9 @@ interface SessionEntry {
 
 const NO_ACTION: RepetitionAction = { type: 'none' };
 
-/** Session key of a call: `session.id`, else the part of a qwen-code prompt id before `########`. */
-export function sessionKeyOf(sessionId: string | undefined, promptId: string): string {
-  if (sessionId !== undefined && sessionId !== '') return sessionId;
-  const i = promptId.indexOf('########');
-  return i > 0 ? promptId.slice(0, i) : promptId;
+/** Session key of a call: its session id (profiles derive one where the wire allows), else its prompt id. */
+function sessionKeyOf(sessionId: string | undefined, promptId: string): string {
+  return sessionId !== undefined && sessionId !== '' ? sessionId : promptId;
 }
 
 /** Whether a decision is reported as telemetry: the warn/abort transitions and the end of a warned run. */
