@@ -46,6 +46,7 @@ const LOOP_DETECTED = 'LOOP_DETECTED';
 
 /** Keys `replay --format json` prints, per the CLI's contract. */
 const JSON_KEYS = new Set([
+  'guard',
   'promptId',
   'batch',
   'mode',
@@ -116,10 +117,19 @@ function runOurReplay(outfile) {
       problems.push(`replay stdout has a non-JSON line: ${line.slice(0, 120)}`);
       continue;
     }
-    if (!v || typeof v !== 'object' || Array.isArray(v) || !('decision' in v)) {
+    if (!v || typeof v !== 'object' || Array.isArray(v)) {
+      problems.push(`replay stdout has a JSON line that is not an object: ${line.slice(0, 120)}`);
+      continue;
+    }
+    // The identical-call breaker's records and unjudged-batch records (no `decision`) are not the
+    // failure guard's decisions, which this harness compares with the in-tree guard.
+    if (v.guard === 'identical_call') continue;
+    if (!('decision' in v)) {
+      if (v.judged === false && typeof v.reason === 'string') continue;
       problems.push(`replay stdout has a JSON line that is not a decision: ${line.slice(0, 120)}`);
       continue;
     }
+    if (v.guard !== 'repeated_tool_failure') problems.push(`replay decision has guard ${JSON.stringify(v.guard)}`);
     const unknown = Object.keys(v).filter((k) => !JSON_KEYS.has(k));
     if (unknown.length > 0) problems.push(`replay decision has undocumented keys ${unknown.join(', ')}`);
     if ((v.decision === 'reset') !== ('resetReason' in v)) {
