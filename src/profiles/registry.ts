@@ -9,6 +9,8 @@ import { someStartsWith } from './detect.js';
 import type { TelemetrySample } from './detect.js';
 import type { BatchSpanProfileOptions } from './batch-span/batch-span-profile.js';
 import { QwenCodeProfile } from './qwen-code/qwen-code-profile.js';
+import { readQwenCodeReportInputs } from './qwen-code/report-inputs.js';
+import type { ReportInputsReader } from './report-inputs.js';
 import type { WireProfile } from './wire-profile.js';
 
 /** Per-profile options, each read only by its profile. */
@@ -30,6 +32,8 @@ export interface WireProfileDefinition {
   detect(sample: TelemetrySample): boolean;
   /** Build the profile bound to both engines. May throw; the facade catches. */
   create(engine: FailureEngine, repetition: RepetitionEngine, options: WireProfileOptions): WireProfile;
+  /** Reads the shadow report's usage, calls and prompt extents from this wire; absent: the report shows none. */
+  readonly readReportInputs?: ReportInputsReader;
 }
 
 /**
@@ -45,6 +49,7 @@ export const WIRE_PROFILES = {
     detect: (t) =>
       t.serviceNames.has('qwen-code') || someStartsWith(t.spanNames, 'qwen-code.') || someStartsWith(t.eventNames, 'qwen-code.'),
     create: (engine, repetition) => new QwenCodeProfile(engine, repetition),
+    readReportInputs: readQwenCodeReportInputs,
   },
   'batch-span': {
     defaultNamespace: 'qwen-code',

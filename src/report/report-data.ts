@@ -4,10 +4,10 @@
  * labels, identifier-shaped error types, counts, token sums and times. {@link auditReportData}
  * checks that structurally.
  */
-import type { BatchDecision } from '../guard-engine.js';
+import type { BatchDecision } from '../engine/failure-engine.js';
 import type { InvariantResult } from '../replay/audit.js';
 import type { ReplayResult } from '../replay/replay.js';
-import type { ReportInputs, UsageRecord } from './inputs.js';
+import type { ReportInputs, UsageRecord } from '../profiles/report-inputs.js';
 import { addSpend, breakerWhatIf, failureWhatIf, NO_SPEND, spendAfter } from './what-if.js';
 import type { BreakerWhatIfRow, FailureWhatIfRow, SpendAfter, WhatIfGrid, WhatIfPrompt } from './what-if.js';
 

@@ -2,13 +2,15 @@
  * The shadow report end to end: replayed decisions + the agent's telemetry → audited data → HTML.
  */
 import { auditInvariants, inputIdentifiers } from '../replay/audit.js';
-import type { RecordBatch } from '../replay/records.js';
+import type { RecordBatch } from '../otlp/records.js';
 import type { ReplayResult } from '../replay/replay.js';
 import { auditReportData } from './audit.js';
 import { loadChartRenderer } from './charts.js';
 import type { ChartRenderer } from './charts.js';
 import { renderReportHtml } from './html.js';
-import { emptyReportInputs, REPORT_EXTRACTORS } from './inputs.js';
+import { emptyReportInputs } from '../profiles/report-inputs.js';
+import { WIRE_PROFILES } from '../profiles/registry.js';
+import type { WireProfileDefinition } from '../profiles/registry.js';
 import { buildReportData } from './report-data.js';
 import type { BuildReportOptions, ReportData } from './report-data.js';
 
@@ -44,7 +46,8 @@ export async function renderReport(records: RecordBatch, result: ReplayResult, o
   const charts = options.charts ?? (await loadChartRenderer());
   const ids = inputIdentifiers(records);
   const invariants = auditInvariants(result.decisions, result.emitted, ids);
-  const inputs = (REPORT_EXTRACTORS[profile] ?? emptyReportInputs)(records);
+  const definition: WireProfileDefinition | undefined = (WIRE_PROFILES as Readonly<Record<string, WireProfileDefinition>>)[profile];
+  const inputs = (definition?.readReportInputs ?? emptyReportInputs)(records);
   const data = buildReportData(result, inputs, invariants, { ...options, profile });
   const problems = auditReportData(data, ids, new Set(invariants.map((i) => i.description)));
   if (problems.length > 0) throw new ReportPrivacyError(problems);

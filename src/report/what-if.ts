@@ -2,7 +2,7 @@
  * Policy what-if: the same telemetry re-run through the pure reducers with other parameters.
  *
  * The failure guard's receipts (one per judged batch, as the replay assembled them) go through
- * {@link reduceGuard} with a {@link FailurePolicy}; the tool calls go through
+ * {@link reduceFailure} with a {@link FailurePolicy}; the tool calls go through
  * {@link reduceRepetition} with other warn/abort pairs and two input variants. The runtime default
  * is always the design's (8 failures, 2 batches; breaker 3/5): these policies exist only here and
  * as documented opt-in options.
@@ -10,13 +10,14 @@
  * Shadow telemetry shows what the model did without a reminder, so every number here is a volume
  * estimate, not a prediction of how a model reacts to the reminder (design "Phase 1: shadow").
  */
-import type { BatchDecision } from '../guard-engine.js';
-import { DEFAULT_FAILURE_POLICY, initialGuardState, reduceGuard } from '../reducer.js';
-import type { FailurePolicy } from '../reducer.js';
-import { DEFAULT_REPETITION_CONFIG, INITIAL_REPETITION_STATE, reduceRepetition, resolveRepetitionConfig } from '../repetition-reducer.js';
-import type { RepetitionState } from '../repetition-reducer.js';
-import type { GuardState } from '../types.js';
-import type { CallRecord, UsageRecord } from './inputs.js';
+import type { BatchDecision } from '../engine/failure-engine.js';
+import { DEFAULT_FAILURE_POLICY, initialFailureState, reduceFailure } from '../core/failure/reducer.js';
+import type { FailurePolicy } from '../core/failure/reducer.js';
+import type { FailureState } from '../core/failure/types.js';
+import { DEFAULT_REPETITION_CONFIG, resolveRepetitionConfig } from '../core/repetition/config.js';
+import { initialRepetitionState, reduceRepetition } from '../core/repetition/reducer.js';
+import type { RepetitionState } from '../core/repetition/types.js';
+import type { CallRecord, UsageRecord } from '../profiles/report-inputs.js';
 
 /** Requests, tokens and wall time spent after a point of a prompt. */
 export interface SpendAfter {
@@ -142,7 +143,7 @@ interface PromptVerdict {
 }
 
 function runFailure(p: WhatIfPrompt, policy: FailurePolicy): PromptVerdict {
-  let state: GuardState = initialGuardState();
+  let state: FailureState = initialFailureState();
   let remindedAt: number | undefined;
   let stoppedAt: number | undefined;
   let warnedTool: string | undefined;
@@ -152,7 +153,7 @@ function runFailure(p: WhatIfPrompt, policy: FailurePolicy): PromptVerdict {
       fp = b.receipt.observations.some((o) => o.policyToolName === warnedTool && o.terminalStatus === 'success');
     }
     if (b.mode === 'off') continue;
-    const [next, out] = reduceGuard(
+    const [next, out] = reduceFailure(
       state,
       { type: 'batch_settled', mode: 'shadow', batch: b.receipt, hasExternalInput: b.drain.hasExternalInput, hasQueuedPrompt: b.drain.hasQueuedPrompt, inputReliable: b.drain.inputReliable },
       policy,
@@ -195,14 +196,14 @@ function breakerStream(calls: WhatIfPrompt['calls'], variant: keyof typeof BREAK
 
 function runBreaker(p: WhatIfPrompt, warn: number, abort: number, variant: keyof typeof BREAKER_VARIANTS | undefined): PromptVerdict {
   const { config } = resolveRepetitionConfig({ warn, abort });
-  let state: RepetitionState = INITIAL_REPETITION_STATE;
+  let state: RepetitionState = initialRepetitionState();
   let remindedAt: number | undefined;
   let stoppedAt: number | undefined;
   let warnedKey: string | undefined;
   let fp = false;
   for (const c of breakerStream(p.calls, variant)) {
     if (warnedKey !== undefined && c.key !== warnedKey) fp = true;
-    const [next, out] = reduceRepetition(state, { type: 'tool_call', fingerprint: c.key }, 'shadow', config);
+    const [next, out] = reduceRepetition(state, { type: 'tool_call', mode: 'shadow', fingerprint: c.key }, config);
     if (out.decision === 'would_warn' && remindedAt === undefined) {
       remindedAt = c.atMillis;
       warnedKey = c.key;

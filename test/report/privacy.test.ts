@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { inputIdentifiers, sensitiveInputStrings } from '../../src/replay/audit.js';
-import { emptyRecordBatch } from '../../src/replay/records.js';
+import { emptyRecordBatch } from '../../src/otlp/records.js';
 import { replayRecords } from '../../src/replay/replay.js';
-import { parseTelemetryText } from '../../src/replay/telemetry-file.js';
+import { parseTelemetryText } from '../../src/otlp/telemetry-file.js';
 import { auditReportData } from '../../src/report/audit.js';
 import { loadChartRenderer } from '../../src/report/charts.js';
 import { renderReport } from '../../src/report/report.js';

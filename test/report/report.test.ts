@@ -4,7 +4,7 @@ import { loadChartRenderer, ReportDependencyError } from '../../src/report/chart
 import type { ChartRenderer } from '../../src/report/charts.js';
 import { renderReport } from '../../src/report/report.js';
 import { replayRecords } from '../../src/replay/replay.js';
-import { parseTelemetryText } from '../../src/replay/telemetry-file.js';
+import { parseTelemetryText } from '../../src/otlp/telemetry-file.js';
 import { loadFixture } from '../helpers/recorded.js';
 import { failingBatches, promptIdOf, scenarioOtlpJsonLines } from '../helpers/report-scenario.js';
 import type { ScenarioPrompt } from '../helpers/report-scenario.js';

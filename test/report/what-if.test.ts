@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { replayRecords } from '../../src/replay/replay.js';
-import { parseTelemetryText } from '../../src/replay/telemetry-file.js';
+import { parseTelemetryText } from '../../src/otlp/telemetry-file.js';
 import { renderReport } from '../../src/report/report.js';
 import type { ReportData } from '../../src/report/report-data.js';
 import { failingBatches, scenarioOtlpJsonLines } from '../helpers/report-scenario.js';
