@@ -67,7 +67,8 @@ program
   )
   .addOption(new Option('--format <format>', 'text, or json: one JSON object per decision on stdout, report on stderr').choices(['text', 'json']).default('text'))
   .option('--compare', 'diff batch by batch with the in-tree qwen-code.repeated_tool_failure_guard events in the same input', false)
-  .action(async (files: string[], opts: { mode?: GuardMode; profile: WireProfileName | 'auto'; format: 'text' | 'json'; compare: boolean }) => {
+  .option('--report <file>', 'also write the HTML shadow report (summary, savings, timelines, policy what-if) to <file>; needs the optional package echarts')
+  .action(async (files: string[], opts: { mode?: GuardMode; profile: WireProfileName | 'auto'; format: 'text' | 'json'; compare: boolean; report?: string }) => {
     process.exitCode = await runReplay(files, opts, io);
   });
 
@@ -83,7 +84,8 @@ program
   .addOption(new Option('--max-body-bytes <n>', 'largest accepted request body, after decompression (413 beyond)').argParser(positiveInt).default(16 * 1024 * 1024))
   .addOption(new Option('--mode <mode>', 'guard mode label for decisions: shadow, warn or enforce').argParser(modeArg).default('shadow'))
   .addOption(new Option('--profile <profile>', "the agent's wire profile").choices(Object.keys(WIRE_PROFILES)).default('qwen-code'))
-  .action(async (opts: { port: number; host: string; exportEndpoint?: string; graceMillis: number; maxBodyBytes: number; mode: GuardMode; profile: WireProfileName }) => {
+  .option('--report <file>', 'write the HTML shadow report to <file> at exit and on SIGUSR2; needs the optional package echarts')
+  .action(async (opts: { port: number; host: string; exportEndpoint?: string; graceMillis: number; maxBodyBytes: number; mode: GuardMode; profile: WireProfileName; report?: string }) => {
     await runServe(opts, io);
   });
 

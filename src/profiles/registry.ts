@@ -9,7 +9,7 @@ import { someStartsWith } from './detect.js';
 import type { TelemetrySample } from './detect.js';
 import type { BatchSpanProfileOptions } from './batch-span/batch-span-profile.js';
 import { QwenCodeProfile } from './qwen-code/qwen-code-profile.js';
-import { readQwenCodeReportInputs } from './qwen-code/report-inputs.js';
+import { QwenCodeReportInputsCollector } from './qwen-code/report-inputs.js';
 import type { ReportInputsReader } from './report-inputs.js';
 import type { WireProfile } from './wire-profile.js';
 
@@ -32,7 +32,7 @@ export interface WireProfileDefinition {
   detect(sample: TelemetrySample): boolean;
   /** Build the profile bound to both engines. May throw; the facade catches. */
   create(engine: FailureEngine, repetition: RepetitionEngine, options: WireProfileOptions): WireProfile;
-  /** Reads the shadow report's usage, calls and prompt extents from this wire; absent: the report shows none. */
+  /** Collects the shadow report's usage, calls and prompt extents from this wire; absent: the report shows none. */
   readonly readReportInputs?: ReportInputsReader;
 }
 
@@ -49,7 +49,7 @@ export const WIRE_PROFILES = {
     detect: (t) =>
       t.serviceNames.has('qwen-code') || someStartsWith(t.spanNames, 'qwen-code.') || someStartsWith(t.eventNames, 'qwen-code.'),
     create: (engine, repetition) => new QwenCodeProfile(engine, repetition),
-    readReportInputs: readQwenCodeReportInputs,
+    readReportInputs: () => new QwenCodeReportInputsCollector(),
   },
   'batch-span': {
     defaultNamespace: 'qwen-code',

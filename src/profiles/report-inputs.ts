@@ -102,11 +102,31 @@ export interface ReportInputRecords {
   readonly logs: readonly ReportInputLog[];
 }
 
-/** Reads {@link ReportInputs} from one profile's telemetry. */
-export type ReportInputsReader = (records: ReportInputRecords) => ReportInputs;
+/**
+ * Collects {@link ReportInputs} from one profile's telemetry, record by record (replay feeds a
+ * whole file, serve each record as it is released). Never throws on malformed records.
+ */
+export interface ReportInputsCollector {
+  addSpan(span: ReportInputSpan): void;
+  addLog(log: ReportInputLog): void;
+  /** The inputs so far (may be called more than once). */
+  finish(): ReportInputs;
+}
+
+/** Makes a fresh collector for one profile. */
+export type ReportInputsReader = () => ReportInputsCollector;
 
 /** Inputs with nothing in them (a profile without a reader: the report then shows no usage). */
 export function emptyReportInputs(): ReportInputs {
   return { usageSource: undefined, usage: [], calls: [], prompts: [], fileChangingTools: new Set() };
+}
+
+/** Feed every record of `records` to a fresh collector of `reader` and finish it. */
+export function readReportInputs(reader: ReportInputsReader | undefined, records: ReportInputRecords): ReportInputs {
+  if (reader === undefined) return emptyReportInputs();
+  const collector = reader();
+  for (const s of records.spans) collector.addSpan(s);
+  for (const l of records.logs) collector.addLog(l);
+  return collector.finish();
 }
 

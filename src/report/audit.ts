@@ -5,6 +5,7 @@
  * Numbers and booleans carry counts, sums and times. A field the audit does not know fails it, so a
  * new field cannot slip a free-form string into the page unnoticed.
  */
+import type { UnjudgedReason } from '../engine/failure-engine.js';
 import type { InputIdentifiers } from '../replay/audit.js';
 import type { ReportData } from './report-data.js';
 import { BREAKER_VARIANTS, FAILURE_VARIANTS } from './what-if.js';
@@ -61,7 +62,7 @@ const FIELDS: Readonly<Record<string, Check>> = {
 const MAP_KEYS: Readonly<Record<string, Check>> = {
   decisions: oneOf(...FAILURE_DECISIONS),
   resetReasons: oneOf(...RESET_REASONS),
-  unjudged: oneOf('turn_cancelled', 'cancelled_call', 'other_loop_stop'),
+  unjudged: oneOf(...(['turn_cancelled', 'cancelled_call', 'other_loop_stop', 'no_terminal_records'] satisfies UnjudgedReason[])),
   evictions: oneOf('capacity', 'idle'),
   repetition: oneOf(...BREAKER_DECISIONS),
 };

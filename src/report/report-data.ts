@@ -8,7 +8,7 @@ import type { BatchDecision } from '../engine/failure-engine.js';
 import type { InvariantResult } from '../replay/audit.js';
 import type { ReplayResult } from '../replay/replay.js';
 import type { ReportInputs, UsageRecord } from '../profiles/report-inputs.js';
-import { addSpend, breakerWhatIf, failureWhatIf, NO_SPEND, spendAfter } from './what-if.js';
+import { addSpend, breakerMarks, breakerWhatIf, failureWhatIf, NO_SPEND, spendAfter } from './what-if.js';
 import type { BreakerWhatIfRow, FailureWhatIfRow, SpendAfter, WhatIfGrid, WhatIfPrompt } from './what-if.js';
 
 /** Counts of one group (a profile, or a deployment.environment × service.version pair). */
@@ -68,7 +68,7 @@ export interface PromptTimeline {
   readonly batches: readonly TimelineBatch[];
   /** The failure guard's phase over time. */
   readonly bands: readonly { readonly phase: string; readonly fromMillis: number; readonly toMillis: number }[];
-  /** The identical-call breaker's reported decisions. */
+  /** The identical-call breaker's reported decisions (default config, re-run on the prompt's calls at their own times). */
   readonly breaker: readonly { readonly atMillis: number; readonly decision: string; readonly runLength: number }[];
   /** Model requests (ends), for the request marks. */
   readonly requests: readonly { readonly atMillis: number; readonly inputTokens: number; readonly outputTokens: number }[];
@@ -151,7 +151,7 @@ function timelineOf(
   start: number,
   end: number,
   usage: readonly UsageRecord[],
-  breaker: ReplayResult['repetition'],
+  breaker: PromptTimeline['breaker'],
 ): PromptTimeline {
   const keyIndex = new Map<string, number>();
   const keys: TimelineKey[] = [];
@@ -186,7 +186,7 @@ function timelineOf(
       complete: b.receipt.complete,
     });
     if (o.phaseAfter !== phase) {
-      const at = Math.max(from, b.decidedAtMillis);
+      const at = Math.max(from, b.lastActivityMillis);
       if (at > from || bands.length > 0) bands.push({ phase, fromMillis: from, toMillis: at });
       phase = o.phaseAfter;
       from = at;
@@ -204,7 +204,7 @@ function timelineOf(
     keys,
     batches: rows,
     bands,
-    breaker: breaker.map((r) => ({ atMillis: r.decidedAtMillis, decision: r.outcome.decision, runLength: r.outcome.runLength })),
+    breaker,
     requests: usage.map((u) => ({ atMillis: u.endMillis, inputTokens: u.inputTokens ?? 0, outputTokens: u.outputTokens ?? 0 })),
   };
 }
@@ -258,7 +258,7 @@ export function buildReportData(
 
   const extent = (promptId: string, batches: readonly BatchDecision[]): [number, number] => {
     const p = promptInfo.get(promptId);
-    const times = batches.flatMap((b) => [b.lastActivityMillis, b.decidedAtMillis]);
+    const times = batches.map((b) => b.lastActivityMillis);
     const usage = usageByPrompt.get(promptId) ?? [];
     let lo = p?.startMillis ?? Infinity;
     let hi = p?.endMillis ?? -Infinity;
@@ -272,6 +272,7 @@ export function buildReportData(
   let totalAfterReminder = NO_SPEND;
   let totalAfterStop = NO_SPEND;
   const whatIfPrompts: WhatIfPrompt[] = [];
+  const whatIfByPrompt = new Map<string, WhatIfPrompt>();
   const eventful: { promptId: string; score: number }[] = [];
   for (const [promptId, batches] of byPrompt) {
     const [, end] = extent(promptId, batches);
@@ -279,8 +280,8 @@ export function buildReportData(
     const warn = batches.find((b) => b.outcome.decision === 'would_warn' || b.outcome.decision === 'warned');
     const stop = batches.find((b) => b.outcome.decision === 'would_stop' || b.outcome.decision === 'stopped');
     if (warn !== undefined) {
-      const afterReminder = spendAfter(usage, warn.decidedAtMillis, end);
-      const afterStop = stop === undefined ? NO_SPEND : spendAfter(usage, stop.decidedAtMillis, end);
+      const afterReminder = spendAfter(usage, warn.lastActivityMillis, end);
+      const afterStop = stop === undefined ? NO_SPEND : spendAfter(usage, stop.lastActivityMillis, end);
       savings.push({ promptId, mode: warn.mode, warnBatch: warn.batch, stopBatch: stop?.batch, afterReminder, afterStop });
       totalAfterReminder = addSpend(totalAfterReminder, afterReminder);
       totalAfterStop = addSpend(totalAfterStop, afterStop);
@@ -291,7 +292,9 @@ export function buildReportData(
       const batch = batchOf.get(c.callId);
       return batch === undefined ? [] : [{ ...c, batch }];
     });
-    whatIfPrompts.push({ promptId, endMillis: end, batches, calls, usage });
+    const whatIf: WhatIfPrompt = { promptId, endMillis: end, batches, calls, usage };
+    whatIfPrompts.push(whatIf);
+    whatIfByPrompt.set(promptId, whatIf);
     const advancing = batches.filter((b) => ADVANCING.has(b.outcome.decision)).length;
     eventful.push({ promptId, score: advancing * 10 + (breakerByPrompt.get(promptId)?.length ?? 0) * 5 + batches.length });
   }
@@ -302,7 +305,8 @@ export function buildReportData(
   const timelines = eventful.slice(0, maxTimelines).map(({ promptId }) => {
     const batches = byPrompt.get(promptId) ?? [];
     const [start, end] = extent(promptId, batches);
-    return timelineOf(promptId, batches, start, end, usageByPrompt.get(promptId) ?? [], breakerByPrompt.get(promptId) ?? []);
+    const whatIf = whatIfByPrompt.get(promptId);
+    return timelineOf(promptId, batches, start, end, usageByPrompt.get(promptId) ?? [], whatIf === undefined ? [] : breakerMarks(whatIf));
   });
 
   const group = (rows: Map<string, { group: string; serviceVersion: string; prompts: Set<string>; batches: number; wouldWarn: number; wouldStop: number }>): GroupRow[] =>

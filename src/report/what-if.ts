@@ -11,6 +11,7 @@
  * estimate, not a prediction of how a model reacts to the reminder (design "Phase 1: shadow").
  */
 import type { BatchDecision } from '../engine/failure-engine.js';
+import { isReportedRepetitionDecision } from '../engine/repetition-engine.js';
 import { DEFAULT_FAILURE_POLICY, initialFailureState, reduceFailure } from '../core/failure/reducer.js';
 import type { FailurePolicy } from '../core/failure/reducer.js';
 import type { FailureState } from '../core/failure/types.js';
@@ -159,10 +160,10 @@ function runFailure(p: WhatIfPrompt, policy: FailurePolicy): PromptVerdict {
       policy,
     );
     if (out.decision === 'would_warn' && remindedAt === undefined) {
-      remindedAt = b.decidedAtMillis;
+      remindedAt = b.lastActivityMillis;
       warnedTool = next.phase === 'idle' ? undefined : next.key.policyToolName;
     }
-    if (out.decision === 'would_stop' && stoppedAt === undefined) stoppedAt = b.decidedAtMillis;
+    if (out.decision === 'would_stop' && stoppedAt === undefined) stoppedAt = b.lastActivityMillis;
     state = next;
   }
   return { remindedAt, stoppedAt, fp };
@@ -277,4 +278,20 @@ export function breakerWhatIf(prompts: readonly WhatIfPrompt[], grid: WhatIfGrid
   rows.push(row(def.warn, def.abort, 'polling_ignored'));
   rows.push(row(def.warn, def.abort, 'batch_counts_once'));
   return rows;
+}
+
+/**
+ * The identical-call breaker's reported decisions (warn, abort, the end of a warned run) on one
+ * prompt's calls with the default config, at the calls' own times: the timeline's breaker row
+ * (event time in replay and in serve alike).
+ */
+export function breakerMarks(p: WhatIfPrompt): { atMillis: number; decision: string; runLength: number }[] {
+  const marks: { atMillis: number; decision: string; runLength: number }[] = [];
+  let state: RepetitionState = initialRepetitionState();
+  for (const c of breakerStream(p.calls, undefined)) {
+    const [next, out] = reduceRepetition(state, { type: 'tool_call', mode: 'shadow', fingerprint: c.key }, DEFAULT_REPETITION_CONFIG);
+    if (isReportedRepetitionDecision(out)) marks.push({ atMillis: c.atMillis, decision: out.decision, runLength: out.runLength });
+    state = next;
+  }
+  return marks;
 }

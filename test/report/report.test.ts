@@ -43,9 +43,10 @@ describe('what enforce would have saved', () => {
     expect([row?.warnBatch, row?.stopBatch]).toEqual([4, 5]);
     expect(row?.afterReminder).toMatchObject({ requests: 4, inputTokens: 5000 + 6000 + 7000 + 8000, outputTokens: 500 + 600 + 700 + 800 });
     expect(row?.afterStop).toMatchObject({ requests: 3, inputTokens: 6000 + 7000 + 8000, outputTokens: 600 + 700 + 800 });
-    // Request k starts at +10 + 100k ms; the last response ends at +10 + 700 + 30 ms.
-    expect(row?.afterStop.wallMillis).toBe(740 - 510);
-    expect(row?.afterReminder.wallMillis).toBe(740 - 410);
+    // Batch k's last call is logged at +10 + 100(k-1) + 45 ms (the stop point: the batch has
+    // settled); the last response ends at +10 + 700 + 30 ms.
+    expect(row?.afterStop.wallMillis).toBe(740 - 455);
+    expect(row?.afterReminder.wallMillis).toBe(740 - 355);
     expect(data.savings.totalAfterStop).toEqual(row?.afterStop);
     expect(data.savings.usageSource).toBe('qwen-code.api_response');
   });

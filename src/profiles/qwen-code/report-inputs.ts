@@ -5,7 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import { argumentsTextFingerprint } from '../../engine/fingerprint.js';
-import type { CallRecord, ReportInputRecords, ReportInputs, UsageRecord } from '../report-inputs.js';
+import type { CallRecord, ReportInputLog, ReportInputs, ReportInputsCollector, ReportInputSpan, UsageRecord } from '../report-inputs.js';
 import { hrTimeToMillis } from '../wire-profile.js';
 import {
   ATTR_CALL_ID,
@@ -47,61 +47,82 @@ function sha256(text: string): string {
 /** qwen-code 0.24.4 tools that write files (`packages/core/src/tools/tool-names.ts`). */
 export const QWEN_CODE_FILE_CHANGING_TOOLS: ReadonlySet<string> = new Set(['edit', 'write_file', 'notebook_edit']);
 
+interface PromptExtent {
+  sessionId: string | undefined;
+  start: number;
+  end: number;
+  environment: string | undefined;
+  version: string | undefined;
+  /** Extent from the interaction span (exact), not from the prompt's records. */
+  fromSpan: boolean;
+}
+
+/** A call before its result fingerprint is resolved (the tool span may arrive after its log). */
+type PendingCall = Omit<CallRecord, 'resultFingerprint'> & { readonly resultSize: number | undefined };
+
 /**
- * The qwen-code extractor: usage from `qwen-code.api_response` logs (one per model response), or
- * from interaction `qwen-code.llm_request` spans when the input has no such log; calls from
- * `qwen-code.tool_call` logs; prompt extents from `qwen-code.interaction` spans, else from the
- * prompt's first and last record.
+ * Collects the shadow report's inputs from the qwen-code wire, record by record: usage from
+ * `qwen-code.api_response` logs (one per model response), or from interaction
+ * `qwen-code.llm_request` spans when the input has no such log; calls from `qwen-code.tool_call`
+ * logs (arguments hashed at once, never kept); prompt extents from `qwen-code.interaction` spans,
+ * else from the prompt's first and last record. Holds at most `maxItems` usage records and calls
+ * (later ones are counted in `dropped`).
  */
-export function readQwenCodeReportInputs(records: ReportInputRecords): ReportInputs {
-  const usage: UsageRecord[] = [];
-  const prompts = new Map<string, { sessionId?: string; start: number; end: number; env?: string; version?: string; fromSpan: boolean }>();
-  const touch = (promptId: string, t0: number, t1: number, sessionId: string | undefined, resource: Readonly<Record<string, unknown>> | undefined, fromSpan = false): void => {
-    const p = prompts.get(promptId);
-    const env = str(resource?.['deployment.environment']) ?? str(resource?.['deployment.environment.name']);
-    const version = str(resource?.['service.version']);
-    if (p === undefined) {
-      prompts.set(promptId, { sessionId, start: t0, end: t1, env, version, fromSpan });
-      return;
-    }
-    if (fromSpan && !p.fromSpan) {
-      p.start = t0;
-      p.end = Math.max(p.end, t1);
-      p.fromSpan = true;
-    } else if (!p.fromSpan) {
-      p.start = Math.min(p.start, t0);
-      p.end = Math.max(p.end, t1);
-    } else {
-      p.end = Math.max(p.end, t1);
-    }
-    p.sessionId ??= sessionId;
-    p.env ??= env;
-    p.version ??= version;
-  };
-  const results = new Map<string, string>();
-  for (const s of records.spans) {
-    const a = s.attributes;
-    if (s.name === SPAN_INTERACTION) {
+export class QwenCodeReportInputsCollector implements ReportInputsCollector {
+  private readonly _maxItems: number;
+  private readonly _responses: UsageRecord[] = [];
+  private readonly _requestSpans: UsageRecord[] = [];
+  private readonly _calls: PendingCall[] = [];
+  private readonly _results = new Map<string, string>();
+  private readonly _prompts = new Map<string, PromptExtent>();
+  private _dropped = 0;
+
+  /** @param maxItems - usage records and calls held, each. @defaultValue `1000000` */
+  constructor(maxItems = 1_000_000) {
+    this._maxItems = maxItems;
+  }
+
+  /** Records not held because of `maxItems`. */
+  get dropped(): number {
+    return this._dropped;
+  }
+
+  addSpan(span: ReportInputSpan): void {
+    const a = span.attributes;
+    if (span.name === SPAN_INTERACTION) {
       const id = str(a[ATTR_QWEN_PROMPT_ID]);
-      if (id !== undefined) touch(id, hrTimeToMillis(s.startTime), hrTimeToMillis(s.endTime), str(a[ATTR_SESSION_ID]), s.resource?.attributes, true);
-    } else if (s.name === SPAN_TOOL) {
+      if (id !== undefined) this._touch(id, hrTimeToMillis(span.startTime), hrTimeToMillis(span.endTime), str(a[ATTR_SESSION_ID]), span.resource?.attributes, true);
+    } else if (span.name === SPAN_TOOL) {
       const callId = str(a[ATTR_TOOL_CALL_ID]) ?? str(a[ATTR_CALL_ID]);
       const result = a[ATTR_GEN_AI_TOOL_CALL_RESULT];
-      if (callId !== undefined && result !== undefined) results.set(callId, `r:${sha256(typeof result === 'string' ? result : JSON.stringify(result))}`);
+      if (callId !== undefined && result !== undefined && this._results.size < this._maxItems) {
+        this._results.set(callId, `r:${sha256(typeof result === 'string' ? result : JSON.stringify(result))}`);
+      }
+    } else if (span.name === SPAN_LLM_REQUEST) {
+      const context = a[ATTR_LLM_REQUEST_CONTEXT];
+      const promptId = str(a[ATTR_QWEN_PROMPT_ID]);
+      if (promptId === undefined || (context !== undefined && context !== 'interaction')) return;
+      this._push(this._requestSpans, {
+        promptId,
+        startMillis: hrTimeToMillis(span.startTime),
+        endMillis: hrTimeToMillis(span.endTime),
+        inputTokens: num(a['gen_ai.usage.input_tokens']),
+        outputTokens: num(a['gen_ai.usage.output_tokens']),
+        costUsd: undefined,
+      });
     }
   }
-  let apiResponses = 0;
-  const calls: CallRecord[] = [];
-  for (const l of records.logs) {
-    const a = l.attributes;
-    const name = str(a[ATTR_EVENT_NAME]) ?? l.eventName;
+
+  addLog(log: ReportInputLog): void {
+    const a = log.attributes;
     const promptId = str(a[ATTR_PROMPT_ID]);
-    if (promptId === undefined) continue;
-    const t = hrTimeToMillis(l.hrTime);
+    if (promptId === undefined) return;
+    const name = str(a[ATTR_EVENT_NAME]) ?? log.eventName;
+    const t = hrTimeToMillis(log.hrTime);
+    const sessionId = str(a[ATTR_SESSION_ID]);
     if (name === EVENT_API_RESPONSE) {
-      apiResponses++;
       const duration = num(a['duration_ms']) ?? 0;
-      usage.push({
+      this._push(this._responses, {
         promptId,
         startMillis: t - duration,
         endMillis: t,
@@ -109,59 +130,71 @@ export function readQwenCodeReportInputs(records: ReportInputRecords): ReportInp
         outputTokens: num(a['output_token_count']),
         costUsd: undefined,
       });
-      touch(promptId, t - duration, t, str(a[ATTR_SESSION_ID]), l.resource?.attributes);
+      this._touch(promptId, t - duration, t, sessionId, log.resource?.attributes);
     } else if (name === EVENT_TOOL_CALL) {
+      this._touch(promptId, t, t, sessionId, log.resource?.attributes);
       const callId = str(a[ATTR_CALL_ID]);
+      if (callId === undefined) return;
       const tool = str(a[ATTR_FUNCTION_NAME]) ?? 'unknown_tool';
-      touch(promptId, t, t, str(a[ATTR_SESSION_ID]), l.resource?.attributes);
-      if (callId === undefined) continue;
-      const argsText = typeof a[ATTR_FUNCTION_ARGS] === 'string' ? a[ATTR_FUNCTION_ARGS] : JSON.stringify(a[ATTR_FUNCTION_ARGS] ?? null);
-      const length = num(a['content_length']);
-      calls.push({
+      const args = a[ATTR_FUNCTION_ARGS];
+      this._push(this._calls, {
         promptId,
         callId,
         atMillis: t,
-        fingerprint: argumentsTextFingerprint(tool, argsText),
+        fingerprint: argumentsTextFingerprint(tool, typeof args === 'string' ? args : JSON.stringify(args ?? null)),
         toolFingerprint: sha256(`tool:${tool}`),
         succeeded: a[ATTR_STATUS] === 'success',
-        resultFingerprint: results.get(callId) ?? (length === undefined ? undefined : `n:${length}`),
+        resultSize: num(a['content_length']),
       });
     } else if (name === EVENT_API_REQUEST || name === EVENT_USER_PROMPT) {
-      touch(promptId, t, t, str(a[ATTR_SESSION_ID]), l.resource?.attributes);
+      this._touch(promptId, t, t, sessionId, log.resource?.attributes);
     }
   }
-  let usageSource: string | undefined = apiResponses > 0 ? EVENT_API_RESPONSE : undefined;
-  if (apiResponses === 0) {
-    for (const s of records.spans) {
-      const a = s.attributes;
-      if (s.name !== SPAN_LLM_REQUEST || (a[ATTR_LLM_REQUEST_CONTEXT] !== undefined && a[ATTR_LLM_REQUEST_CONTEXT] !== 'interaction')) continue;
-      const promptId = str(a[ATTR_QWEN_PROMPT_ID]);
-      if (promptId === undefined) continue;
-      usageSource = SPAN_LLM_REQUEST;
-      usage.push({
+
+  finish(): ReportInputs {
+    const fromLogs = this._responses.length > 0;
+    const usage = [...(fromLogs ? this._responses : this._requestSpans)].sort((x, y) => x.endMillis - y.endMillis);
+    const calls: CallRecord[] = this._calls
+      .map(({ resultSize, ...c }) => ({ ...c, resultFingerprint: this._results.get(c.callId) ?? (resultSize === undefined ? undefined : `n:${resultSize}`) }))
+      .sort((x, y) => x.atMillis - y.atMillis);
+    return {
+      usageSource: fromLogs ? EVENT_API_RESPONSE : this._requestSpans.length > 0 ? SPAN_LLM_REQUEST : undefined,
+      usage,
+      calls,
+      prompts: [...this._prompts].map(([promptId, p]) => ({
         promptId,
-        startMillis: hrTimeToMillis(s.startTime),
-        endMillis: hrTimeToMillis(s.endTime),
-        inputTokens: num(a['gen_ai.usage.input_tokens']),
-        outputTokens: num(a['gen_ai.usage.output_tokens']),
-        costUsd: undefined,
-      });
-    }
+        sessionId: p.sessionId,
+        startMillis: p.start,
+        endMillis: p.end,
+        environment: p.environment,
+        serviceVersion: p.version,
+      })),
+      fileChangingTools: QWEN_CODE_FILE_CHANGING_TOOLS,
+    };
   }
-  usage.sort((x, y) => x.endMillis - y.endMillis);
-  calls.sort((x, y) => x.atMillis - y.atMillis);
-  return {
-    usageSource,
-    usage,
-    calls,
-    prompts: [...prompts].map(([promptId, p]) => ({
-      promptId,
-      sessionId: p.sessionId,
-      startMillis: p.start,
-      endMillis: p.end,
-      environment: p.env,
-      serviceVersion: p.version,
-    })),
-    fileChangingTools: QWEN_CODE_FILE_CHANGING_TOOLS,
-  };
+
+  private _push<T>(list: T[], item: T): void {
+    if (list.length < this._maxItems) list.push(item);
+    else this._dropped++;
+  }
+
+  private _touch(promptId: string, t0: number, t1: number, sessionId: string | undefined, resource: Readonly<Record<string, unknown>> | undefined, fromSpan = false): void {
+    const environment = str(resource?.['deployment.environment']) ?? str(resource?.['deployment.environment.name']);
+    const version = str(resource?.['service.version']);
+    const p = this._prompts.get(promptId);
+    if (p === undefined) {
+      if (this._prompts.size < this._maxItems) this._prompts.set(promptId, { sessionId, start: t0, end: t1, environment, version, fromSpan });
+      return;
+    }
+    if (fromSpan && !p.fromSpan) {
+      p.start = t0;
+      p.fromSpan = true;
+    } else if (!p.fromSpan) {
+      p.start = Math.min(p.start, t0);
+    }
+    p.end = Math.max(p.end, t1);
+    p.sessionId ??= sessionId;
+    p.environment ??= environment;
+    p.version ??= version;
+  }
 }
