@@ -41,8 +41,6 @@ export interface CallRecord {
   readonly atMillis: number;
   /** SHA-256 fingerprint of tool name + canonical arguments (the breaker's key). */
   readonly fingerprint: string;
-  /** Fingerprint of the tool name alone (to tell "the same tool" without keeping its name). */
-  readonly toolFingerprint: string;
   /** Terminal status as the agent recorded it. */
   readonly succeeded: boolean;
   /**

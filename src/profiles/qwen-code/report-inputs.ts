@@ -142,7 +142,6 @@ export class QwenCodeReportInputsCollector implements ReportInputsCollector {
         callId,
         atMillis: t,
         fingerprint: argumentsTextFingerprint(tool, typeof args === 'string' ? args : JSON.stringify(args ?? null)),
-        toolFingerprint: sha256(`tool:${tool}`),
         succeeded: a[ATTR_STATUS] === 'success',
         resultSize: num(a['content_length']),
       });
