@@ -98,6 +98,8 @@ export interface ReportData {
     readonly unjudged: Readonly<Record<string, number>>;
     readonly evictions: Readonly<Record<string, number>>;
     readonly lateRecords: number;
+    /** Spans that ended before they started (a clock step), replayed at their start. */
+    readonly clockAnomalies: number;
     readonly repetition: Readonly<Record<string, number>>;
     readonly byProfile: readonly GroupRow[];
     readonly byDeployment: readonly GroupRow[];
@@ -356,6 +358,7 @@ export function buildReportData(
       unjudged,
       evictions,
       lateRecords: result.lateRecords,
+      clockAnomalies: result.clockAnomalies,
       repetition,
       byProfile: group(byProfile),
       byDeployment: group(byDeployment),
