@@ -88,8 +88,8 @@ export function countsBarOption(title: string, counts: Readonly<Record<string, n
   const entries = Object.entries(counts).sort((a, b) => b[1] - a[1]);
   return {
     textStyle: FONT,
-    title: { text: title, textStyle: { fontSize: 13, ...FONT }, left: 0 },
-    grid: { left: 120, right: 40, top: 30, bottom: 10 },
+    title: { text: title, textStyle: { fontSize: 13, ...FONT }, left: 0, top: 2 },
+    grid: { left: 120, right: 40, top: 38, bottom: 10 },
     xAxis: { type: 'value', minInterval: 1, axisLabel: { show: false }, splitLine: { show: false } },
     yAxis: { type: 'category', data: entries.map(([k]) => k), inverse: true, axisTick: { show: false } },
     series: [
