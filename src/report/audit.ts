@@ -6,6 +6,7 @@
  * new field cannot slip a free-form string into the page unnoticed.
  */
 import type { UnjudgedReason } from '../engine/failure-engine.js';
+import { WIRE_PROFILES } from '../profiles/registry.js';
 import type { InputIdentifiers } from '../replay/audit.js';
 import type { ReportData } from './report-data.js';
 import { BREAKER_VARIANTS, FAILURE_VARIANTS } from './what-if.js';
@@ -41,7 +42,7 @@ const oneOf =
 const FIELDS: Readonly<Record<string, Check>> = {
   promptId: (v, ids) => ids.promptIds.has(v),
   sessionId: (v, ids) => ids.sessionIds.has(v),
-  profile: oneOf('qwen-code', 'batch-span', 'claude-code', 'genai'),
+  profile: (v) => Object.prototype.hasOwnProperty.call(WIRE_PROFILES, v),
   usageSource: (v) => IDENTIFIER.test(v.replace(/[.-]/g, '_')) && v.length <= 64,
   mode: oneOf('off', 'shadow', 'warn', 'enforce'),
   route: oneOf('acp_foreground', 'headless'),
