@@ -5,6 +5,7 @@
 import type { FailureEngine } from '../engine/failure-engine.js';
 import type { RepetitionEngine } from '../engine/repetition-engine.js';
 import { BatchSpanProfile, DEFAULT_BATCH_SPAN_NAME } from './batch-span/batch-span-profile.js';
+import { CLAUDE_CODE_SCOPE_PREFIX, CLAUDE_CODE_SERVICE_NAME, ClaudeCodeProfile } from './claude-code/claude-code-profile.js';
 import { someStartsWith } from './detect.js';
 import type { TelemetrySample } from './detect.js';
 import type { BatchSpanProfileOptions } from './batch-span/batch-span-profile.js';
@@ -40,7 +41,8 @@ export interface WireProfileDefinition {
  * The built-in profiles.
  *
  * - `qwen-code`: the real qwen-code 0.24.4 wire (wire reference);
- * - `batch-span`: the design's explicit batch span (`runToolCalls`).
+ * - `batch-span`: the design's explicit batch span (`runToolCalls`);
+ * - `claude-code`: Claude Code 2.1.328's logs (and beta spans when present), batches by `request_id`.
  */
 export const WIRE_PROFILES = {
   'qwen-code': {
@@ -56,6 +58,12 @@ export const WIRE_PROFILES = {
     terminalRecord: { description: 'ended tool spans under the batch span', signal: 'traces' },
     detect: (t) => t.spanNames.has(DEFAULT_BATCH_SPAN_NAME),
     create: (engine, _repetition, options) => new BatchSpanProfile(engine, options.batchSpan),
+  },
+  'claude-code': {
+    defaultNamespace: 'claude-code',
+    terminalRecord: { description: '`claude_code.tool_result` log records', signal: 'logs' },
+    detect: (t) => t.serviceNames.has(CLAUDE_CODE_SERVICE_NAME) || someStartsWith(t.scopeNames, CLAUDE_CODE_SCOPE_PREFIX),
+    create: (engine) => new ClaudeCodeProfile(engine),
   },
 } as const satisfies Readonly<Record<string, WireProfileDefinition>>;
 

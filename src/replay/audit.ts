@@ -102,7 +102,8 @@ export interface InputIdentifiers {
 
 /** Add the prompt and session ids of one record's attributes to `ids` (for inputs read record by record). */
 export function addInputIdentifiers(attributes: Readonly<Record<string, unknown>>, ids: { readonly promptIds: Set<string>; readonly sessionIds: Set<string> }): void {
-  for (const k of ['prompt_id', 'qwen-code.prompt_id']) if (typeof attributes[k] === 'string') ids.promptIds.add(attributes[k] as string);
+  // qwen-code: `prompt_id`, `qwen-code.prompt_id`; Claude Code: `prompt.id`.
+  for (const k of ['prompt_id', 'qwen-code.prompt_id', 'prompt.id']) if (typeof attributes[k] === 'string') ids.promptIds.add(attributes[k] as string);
   if (typeof attributes['session.id'] === 'string') ids.sessionIds.add(attributes['session.id'] as string);
 }
 

@@ -124,6 +124,8 @@ class JsonLinesMetricExporter implements PushMetricExporter {
 }
 
 const CALL_LEVEL_SPANS = new Set(['qwen-code.tool', 'qwen-code.tool.execution']);
+/** Call-level log events: qwen-code's `tool_call`; Claude Code's `tool_decision` and `tool_result`. */
+const CALL_LEVEL_EVENTS = new Set(['qwen-code.tool_call', 'tool_decision', 'tool_result']);
 
 /** Start `serve`. Resolves once the receiver listens. */
 export async function startGuardServer(options: GuardServerOptions = {}): Promise<GuardServer> {
@@ -194,7 +196,7 @@ export async function startGuardServer(options: GuardServerOptions = {}): Promis
     // records (an interaction span's start, which only arrives when the prompt ends) are still useful.
     const callLevel =
       (r.span !== undefined && CALL_LEVEL_SPANS.has(r.span.name)) ||
-      (r.log !== undefined && r.log.attributes['event.name'] === 'qwen-code.tool_call');
+      (r.log !== undefined && CALL_LEVEL_EVENTS.has(String(r.log.attributes['event.name'])));
     if (callLevel) lateDropped += 1;
     else feed(r);
   };

@@ -98,7 +98,7 @@ export async function runReplay(files: readonly string[], options: ReplayCommand
           },
   });
   if (progressShown) io.progress?.('\n');
-  const invariants = auditInvariants(result.decisions, result.emitted, inputIdentifiers(records));
+  const invariants = auditInvariants(result.decisions, result.emitted, inputIdentifiers(records), WIRE_PROFILES[result.profile].defaultNamespace);
   const comparison = options.compare ? compareWithInTree(result.decisions, result.inTree) : undefined;
   const summary = summarise(result.decisions);
   const report: string[] = [

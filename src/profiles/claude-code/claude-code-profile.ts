@@ -4,7 +4,8 @@
  *
  * Logs alone suffice (scope `com.anthropic.claude_code.events`, `event.name` attribute):
  * - `user_prompt` (`prompt.id`, `session.id`): a new prompt; it ends the session's previous prompt;
- * - `api_request` (`prompt.id`, `request_id`, `query_source`): one model response. A foreground
+ * - `api_request` (`prompt.id`, `request_id`, `query_source`): one model response (route `headless`
+ *   for `sdk`, i.e. `claude -p`, else `acp_foreground`, the interactive foreground). A foreground
  *   response (`query_source` `sdk` or `repl_main_thread…`, the CLI's own "main" rule) is a batch
  *   boundary; a subagent's (`agent:…`, `hook_agent`) or an auxiliary query's is not, and its calls are
  *   out of scope (design non-goals: subagent-internal loops);
@@ -25,7 +26,7 @@
  * leave no record at all in 2.1.328: they are invisible to this profile.
  */
 import { BoundedMap } from '../../engine/bounded.js';
-import type { CallFacts } from '../../engine/call-facts.js';
+import type { CallFacts, GuardRoute } from '../../engine/call-facts.js';
 import type { FailureEngine } from '../../engine/failure-engine.js';
 import { hrTimeToMillis, stringAttr } from '../wire-profile.js';
 import type { LogRecordView, SpanView, WireProfile } from '../wire-profile.js';
@@ -132,9 +133,14 @@ export class ClaudeCodeProfile implements WireProfile {
       case 'api_request': {
         const requestId = stringAttr(attrs, ATTR_REQUEST_ID);
         if (requestId === undefined) return;
-        const foreground = isForegroundQuerySource(stringAttr(attrs, ATTR_QUERY_SOURCE));
+        const querySource = stringAttr(attrs, ATTR_QUERY_SOURCE);
+        const foreground = isForegroundQuerySource(querySource);
         this._remember(traceId, promptId);
-        this._classify(requestId, foreground ? 'foreground' : 'out_of_scope', { promptId, sessionId });
+        this._classify(requestId, foreground ? 'foreground' : 'out_of_scope', {
+          promptId,
+          sessionId,
+          route: querySource === 'sdk' ? 'headless' : 'acp_foreground',
+        });
         return;
       }
       case 'tool_decision':
@@ -176,11 +182,15 @@ export class ClaudeCodeProfile implements WireProfile {
    * (the previous response's calls have all settled before the next request is sent), then
    * releases the calls held for it.
    */
-  private _classify(requestId: string, scope: Scope, fromLog: { promptId: string; sessionId: string | undefined } | undefined): void {
+  private _classify(
+    requestId: string,
+    scope: Scope,
+    fromLog: { promptId: string; sessionId: string | undefined; route: GuardRoute } | undefined,
+  ): void {
     const known = this._requests.get(requestId);
     if (known === undefined) this._requests.set(requestId, scope);
     if (fromLog !== undefined && scope === 'foreground') {
-      this._engine.observePrompt(fromLog.promptId, { sessionId: fromLog.sessionId, foreground: true });
+      this._engine.observePrompt(fromLog.promptId, { sessionId: fromLog.sessionId, foreground: true, route: fromLog.route });
       this._engine.boundary(fromLog.promptId);
     }
     if (known !== undefined || this._held.length === 0) return;

@@ -73,6 +73,8 @@ export interface HookSessionState {
 
 /** One decision, in the `replay --format json` shape (batch = ordinal within the prompt). */
 export interface HookDecisionLine {
+  /** Always `repeated_tool_failure` (the failure guard), as in `replay --format json`. */
+  readonly guard: 'repeated_tool_failure';
   readonly promptId: string;
   readonly batch: number;
   readonly mode: GuardMode;
@@ -239,6 +241,7 @@ export function stepHook(
       const decisions: HookDecisionLine[] = [];
       if (outcome.decision !== 'none' && input.promptId !== undefined) {
         const line: HookDecisionLine = {
+          guard: 'repeated_tool_failure',
           promptId: input.promptId,
           batch,
           mode,
