@@ -109,7 +109,8 @@ export function runClaudeCodeHook(
         promptId: r.promptId,
         batch: r.batch,
         mode,
-        route: 'headless',
+        // Claude Code tells hooks how it was started: `sdk-cli` for `claude -p`, `cli` interactive.
+        route: env.CLAUDE_CODE_ENTRYPOINT?.startsWith('sdk') === true ? 'headless' : 'acp_foreground',
         sessionId: input.sessionId,
         receipt: r.receipt,
         drain: { hasExternalInput: false, hasQueuedPrompt: false, inputReliable: true },
