@@ -3,7 +3,12 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseTelemetryText } from '../src/otlp/telemetry-file.js';
 import { auditInvariants, inputIdentifiers } from '../src/replay/audit.js';
-import { detectWireProfile, replayRecords } from '../src/replay/replay.js';
+import { replayRecords } from '../src/replay/replay.js';
+import { detectWireProfiles } from '../src/profiles/registry.js';
+import { sampleTelemetry } from '../src/profiles/detect.js';
+import type { RecordBatch as Records } from '../src/otlp/records.js';
+
+const detectWireProfile = (r: Records) => detectWireProfiles(sampleTelemetry(r.spans, r.logs))[0] ?? 'qwen-code';
 import { decisionLine } from '../src/report/text.js';
 import { startGuardServer } from '../src/serve/guard-server.js';
 import type { GuardMode } from '../src/core/failure/types.js';
@@ -46,7 +51,7 @@ describe('replay of the real Claude Code 2.1.328 captures', () => {
     ];
     expect(promptOrder).toHaveLength(s.prompts.length);
     const lines = r.decisions.filter((d) => d.outcome.decision !== 'none').map((d) => decisionLine(d));
-    const ours = lines.map(({ promptId, ...rest }) => ({ prompt: promptOrder.indexOf(promptId) + 1, ...rest }));
+    const ours = lines.map(({ promptId, guard: _guard, ...rest }) => ({ prompt: promptOrder.indexOf(promptId) + 1, ...rest }));
     expect(ours).toEqual(s.expectedDecisions.map((d) => ({ mode: s.mode, ...d })));
     expect(auditInvariants(r.decisions, r.emitted, inputIdentifiers(records), 'claude-code').every((i) => i.held)).toBe(true);
     if (s.hooks === 'guard') {

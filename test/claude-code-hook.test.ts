@@ -224,7 +224,8 @@ describe('claude-code-hook command and its state file', () => {
     expect(outs.map((o) => (o === '' ? '' : Object.keys(JSON.parse(o)).join()))).toEqual(['', '', 'hookSpecificOutput', 'decision,reason']);
     const lines = readFileSync(decisionsFile, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
     expect(lines.map((l) => `${l.promptId}/${l.batch}:${l.decision}`)).toEqual(['prompt-1/1:tracked', 'prompt-1/2:tracked', 'prompt-1/3:warned', 'prompt-1/4:stopped']);
-    expect(Object.keys(lines[0]).sort()).toEqual(['batchCountBucket', 'batch', 'candidateOrdinal', 'decision', 'failureCountBucket', 'mode', 'phaseAfter', 'phaseBefore', 'promptId'].sort());
+    expect(Object.keys(lines[0]).sort()).toEqual(['guard', 'batchCountBucket', 'batch', 'candidateOrdinal', 'decision', 'failureCountBucket', 'mode', 'phaseAfter', 'phaseBefore', 'promptId'].sort());
+    expect(lines[0].guard).toBe('repeated_tool_failure');
   });
 
   it('takes the mode from QWEN_CODE_ACP_REPEATED_TOOL_FAILURE_GUARD (invalid → shadow); off keeps no state', () => {

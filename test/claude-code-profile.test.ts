@@ -2,7 +2,12 @@ import { describe, expect, it } from 'vitest';
 import { emptyRecordBatch } from '../src/otlp/records.js';
 import type { RecordBatch } from '../src/otlp/records.js';
 import { otlpRequestToRecords } from '../src/otlp/otlp.js';
-import { detectWireProfile, replayRecords } from '../src/replay/replay.js';
+import { replayRecords } from '../src/replay/replay.js';
+import { detectWireProfiles } from '../src/profiles/registry.js';
+import { sampleTelemetry } from '../src/profiles/detect.js';
+import type { RecordBatch as Records } from '../src/otlp/records.js';
+
+const detectWireProfile = (r: Records) => detectWireProfiles(sampleTelemetry(r.spans, r.logs))[0] ?? 'qwen-code';
 import { auditInvariants, inputIdentifiers } from '../src/replay/audit.js';
 import { failureClassOfErrorType, failureClassOfHookFailure } from '../src/profiles/claude-code/failure-class.js';
 import type { GuardMode } from '../src/core/failure/types.js';
