@@ -54,6 +54,9 @@ describe('replay of the real Claude Code 2.1.328 captures', () => {
     const ours = lines.map(({ promptId, guard: _guard, ...rest }) => ({ prompt: promptOrder.indexOf(promptId) + 1, ...rest }));
     expect(ours).toEqual(s.expectedDecisions.map((d) => ({ mode: s.mode, ...d })));
     expect(auditInvariants(r.decisions, r.emitted, inputIdentifiers(records), 'claude-code').every((i) => i.held)).toBe(true);
+    // Logs alone suffice: the same decisions without any span.
+    const logsOnly = await replayRecords({ ...records, spans: [] }, { mode: s.mode, profile: 'claude-code' });
+    expect(logsOnly.decisions.filter((d) => d.outcome.decision !== 'none').map((d) => decisionLine(d))).toEqual(lines);
     if (s.hooks === 'guard') {
       const live = readFileSync(join(FIXTURES, `${s.name}.hook-decisions.jsonl`), 'utf8')
         .trim()
