@@ -7,6 +7,7 @@
 
 // The repeated tool-failure guard
 export {
+  DEFAULT_FAILURE_POLICY,
   initialFailureState,
   reduceFailure,
   REPEATED_TOOL_FAILURE_BATCH_THRESHOLD,
@@ -15,6 +16,7 @@ export {
   REPEATED_TOOL_FAILURE_STOP_TEXT,
   REPEATED_TOOL_FAILURE_THRESHOLD,
 } from './core/failure/reducer.js';
+export type { FailurePolicy } from './core/failure/reducer.js';
 export type {
   BatchReceipt,
   BatchSettledEvent,

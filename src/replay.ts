@@ -1,7 +1,8 @@
 /**
  * `repeated-tool-failure-guard/replay`: judge recorded telemetry out of process. Read files
  * (qwen-code outfiles, OTLP JSON lines) or OTLP requests into records, replay them through the
- * guard, compare with qwen-code's in-tree guard, and audit the invariants.
+ * guard, compare with qwen-code's in-tree guard, audit the invariants, and render the HTML shadow
+ * report (its chart library, the optional peer `echarts`, loads only when a report is rendered).
  *
  * @packageDocumentation
  */
@@ -18,3 +19,8 @@ export { auditInvariants, inputIdentifiers, sensitiveInputStrings } from './repl
 export type { InputIdentifiers, InvariantResult } from './replay/audit.js';
 export { inTreeGuardEvents } from './profiles/qwen-code/in-tree.js';
 export type { InTreeGuardEvent } from './profiles/qwen-code/in-tree.js';
+export { renderReport, renderReportFromParts, ReportPrivacyError } from './report/report.js';
+export type { RenderReportOptions } from './report/report.js';
+export { loadChartRenderer, ReportDependencyError } from './report/charts.js';
+export type { ChartOption, ChartRenderer } from './report/charts.js';
+export type { ReportData } from './report/report-data.js';

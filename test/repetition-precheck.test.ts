@@ -5,7 +5,7 @@ import type { RepetitionConfig } from '../src/core/repetition/config.js';
 import type { RepetitionAction, RepetitionOutcome, RepetitionState } from '../src/core/repetition/types.js';
 import type { GuardMode } from '../src/core/failure/types.js';
 import { argumentsFingerprint, argumentsTextFingerprint } from '../src/engine/fingerprint.js';
-import { isReportedRepetitionDecision, RepetitionEngine, sessionKeyOf } from '../src/engine/repetition-engine.js';
+import { isReportedRepetitionDecision, RepetitionEngine } from '../src/engine/repetition-engine.js';
 import type { RepetitionCall } from '../src/engine/repetition-engine.js';
 
 /**
@@ -22,7 +22,7 @@ class ReferenceBreaker {
   ) {}
 
   call(call: RepetitionCall, hook: boolean): RepetitionAction {
-    const key = sessionKeyOf(call.sessionId, call.promptId);
+    const key = call.sessionId !== undefined && call.sessionId !== '' ? call.sessionId : call.promptId;
     let s = this.sessions.get(key);
     if (s === undefined) this.sessions.set(key, (s = { state: initialRepetitionState(), hook: false, ids: [undefined, undefined] }));
     if (hook) s.hook = true;

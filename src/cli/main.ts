@@ -5,9 +5,8 @@
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { parseGuardMode } from '../core/mode.js';
 import type { GuardMode } from '../core/failure/types.js';
-import { runReplay } from './commands/replay.js';
+import type { BatchDecision } from '../engine/failure-engine.js';
 import { UserError } from './io.js';
-import { runServe } from './commands/serve.js';
 import { VERSION } from '../otel/version.js';
 import { WIRE_PROFILES } from '../profiles/registry.js';
 import type { WireProfileName } from '../profiles/registry.js';
@@ -67,7 +66,10 @@ program
   )
   .addOption(new Option('--format <format>', 'text, or json: one JSON object per decision on stdout, report on stderr').choices(['text', 'json']).default('text'))
   .option('--compare', 'diff batch by batch with the in-tree qwen-code.repeated_tool_failure_guard events in the same input', false)
-  .action(async (files: string[], opts: { mode?: GuardMode; profile: WireProfileName | 'auto'; format: 'text' | 'json'; compare: boolean }) => {
+  .option('--report <file>', 'also write the HTML shadow report (summary, savings, timelines, policy what-if) to <file>; needs the optional package echarts')
+  .action(async (files: string[], opts: { mode?: GuardMode; profile: WireProfileName | 'auto'; format: 'text' | 'json'; compare: boolean; report?: string }) => {
+    // Commands load lazily: the Claude Code hook runs once per tool event and must start fast.
+    const { runReplay } = await import('./commands/replay.js');
     process.exitCode = await runReplay(files, opts, io);
   });
 
@@ -83,11 +85,64 @@ program
   .addOption(new Option('--max-body-bytes <n>', 'largest accepted request body, after decompression (413 beyond)').argParser(positiveInt).default(16 * 1024 * 1024))
   .addOption(new Option('--mode <mode>', 'guard mode label for decisions: shadow, warn or enforce').argParser(modeArg).default('shadow'))
   .addOption(new Option('--profile <profile>', "the agent's wire profile").choices(Object.keys(WIRE_PROFILES)).default('qwen-code'))
-  .action(async (opts: { port: number; host: string; exportEndpoint?: string; graceMillis: number; maxBodyBytes: number; mode: GuardMode; profile: WireProfileName }) => {
+  .option('--report <file>', 'write the HTML shadow report to <file> at exit and on SIGUSR2; needs the optional package echarts')
+  .action(async (opts: { port: number; host: string; exportEndpoint?: string; graceMillis: number; maxBodyBytes: number; mode: GuardMode; profile: WireProfileName; report?: string }) => {
+    const { runServe } = await import('./commands/serve.js');
     await runServe(opts, io);
   });
 
+program
+  .command('claude-code-hook')
+  .description(
+    'Claude Code command hook (PreToolUse, PostToolUseFailure, PostToolBatch): reads the hook input on stdin, keeps the per-prompt guard state in a small file per session, and prints the reminder (warn, enforce) or the stop (enforce) as hook output; shadow prints nothing. Always exits 0.',
+  )
+  .option('--mode <mode>', 'off, shadow, warn or enforce (default: QWEN_CODE_ACP_REPEATED_TOOL_FAILURE_GUARD, else shadow); an invalid value is ignored')
+  .option('--state-dir <dir>', 'state directory (default: $RTFG_CLAUDE_CODE_STATE_DIR, else $XDG_STATE_HOME or ~/.local/state, /repeated-tool-failure-guard/claude-code)')
+  .option('--decisions-file <file>', 'append each decision as a JSON line (default: $RTFG_CLAUDE_CODE_DECISIONS)')
+  .option('--otlp-endpoint <url>', "OTLP/HTTP base URL for the guard's counters and diagnostic logs (default: $RTFG_CLAUDE_CODE_OTLP_ENDPOINT; Claude Code gives hooks no OTEL_* variables)")
+  .option('--print-settings', 'print the Claude Code settings.json hooks fragment that registers this command, and exit')
+  .allowUnknownOption()
+  .action(async (opts: { mode?: string; stateDir?: string; decisionsFile?: string; otlpEndpoint?: string; printSettings?: boolean }) => {
+    const { claudeCodeHookSettings, runClaudeCodeHook } = await import('./commands/claude-code-hook.js');
+    const mode = parseGuardMode(opts.mode);
+    if (opts.printSettings === true) {
+      const command = [
+        'npx',
+        '--no-install',
+        'repeated-tool-failure-guard',
+        'claude-code-hook',
+        ...(mode === undefined ? [] : ['--mode', mode]),
+        ...(opts.otlpEndpoint === undefined ? [] : ['--otlp-endpoint', opts.otlpEndpoint]),
+      ];
+      io.out(JSON.stringify(claudeCodeHookSettings(command.join(' ')), null, 2));
+      return;
+    }
+    const chunks: Buffer[] = [];
+    for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+    const decisions: BatchDecision[] = [];
+    process.exitCode = runClaudeCodeHook(
+      Buffer.concat(chunks).toString('utf8'),
+      { mode, stateDir: opts.stateDir, decisionsFile: opts.decisionsFile, onDecision: (d) => decisions.push(d) },
+      io,
+    );
+    const endpoint = opts.otlpEndpoint ?? process.env.RTFG_CLAUDE_CODE_OTLP_ENDPOINT;
+    if (decisions.length > 0 && endpoint) {
+      try {
+        const { exportHookTelemetry } = await import('./commands/claude-code-hook-telemetry.js');
+        await exportHookTelemetry(decisions, endpoint);
+      } catch {
+        // The guard's telemetry is best effort; the hook's answer is already out.
+      }
+    }
+  });
+
 program.parseAsync(process.argv).catch((err: unknown) => {
+  if (process.argv[2] === 'claude-code-hook' && !(err instanceof CommanderError && err.exitCode === 0)) {
+    // Claude Code treats exit code 2 as a blocking error: the hook never blocks by failing.
+    process.stderr.write('repeated-tool-failure-guard claude-code-hook: usage error; no decision\n');
+    process.exitCode = 0;
+    return;
+  }
   if (err instanceof CommanderError) {
     // --help and --version exit 0; every usage error is a user error (2). Commander printed the message.
     process.exitCode = err.exitCode === 0 ? 0 : 2;

@@ -42,8 +42,12 @@ export interface CallUpdate {
 
 /** What a profile knows when it first sees a prompt. */
 export interface PromptInfo {
-  /** `qwen-code.message_type` when known. */
+  /** The agent's message type of the prompt (e.g. qwen-code's `acp_prompt | cron | userQuery`), when known; matched against `offMessageTypes`. */
   readonly messageType?: string;
+  /** The prompt's route, when the record proves it (e.g. from the message type). */
+  readonly route?: GuardRoute;
+  /** A route the record suggests, applied only while the route is not proven (e.g. a headless-only attribute). */
+  readonly inferredRoute?: GuardRoute;
   readonly sessionId?: string;
   /** True when the record proves a foreground prompt (interaction span, interaction llm_request, api_request). */
   readonly foreground?: boolean;

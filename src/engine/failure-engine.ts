@@ -209,8 +209,12 @@ export class FailureEngine {
     if (info.messageType !== undefined) {
       entry.messageType = info.messageType;
       if (this._settings.offMessageTypes.includes(info.messageType)) entry.mode = 'off';
-      entry.route = info.messageType === 'userQuery' ? 'headless' : 'acp_foreground';
+    }
+    if (info.route !== undefined) {
+      entry.route = info.route;
       entry.routeKnown = true;
+    } else if (info.inferredRoute !== undefined && !entry.routeKnown) {
+      entry.route = info.inferredRoute;
     }
   }
 
@@ -284,8 +288,6 @@ export class FailureEngine {
       open = newOpenBatch(false, update.timeMillis);
       entry.open = open;
     }
-    // Only headless qwen-code writes response_id on tool_call logs (wire reference §2.1).
-    if (update.responseId !== undefined && !entry.routeKnown) entry.route = 'headless';
     mergeCallUpdate(open, update, this._settings.maxCallsPerBatch);
   }
 

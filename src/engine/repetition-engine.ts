@@ -53,7 +53,7 @@ export interface RepetitionEngineSettings {
 
 /** One tool call as seen by the breaker. */
 export interface RepetitionCall {
-  /** `session.id`; falls back to the prompt id's session part. */
+  /** The session's key (`session.id`, or what the profile derives); `undefined` keys the call by its prompt. */
   readonly sessionId: string | undefined;
   readonly promptId: string;
   /** Call id, to count a call seen on both a span and a log once. */
@@ -115,11 +115,9 @@ function internStrictState(state: RepetitionState): RepetitionState {
 /** The outcome of a different call after a single one (strict counting): tracked, still run length 1. */
 const TRACKED_ONCE: RepetitionOutcome = Object.freeze({ decision: 'tracked', phaseBefore: 'tracking', phaseAfter: 'tracking', runLength: 1, action: NO_ACTION });
 
-/** Session key of a call: `session.id`, else the part of a qwen-code prompt id before `########`. */
-export function sessionKeyOf(sessionId: string | undefined, promptId: string): string {
-  if (sessionId !== undefined && sessionId !== '') return sessionId;
-  const i = promptId.indexOf('########');
-  return i > 0 ? promptId.slice(0, i) : promptId;
+/** Session key of a call: its session id (profiles derive one where the wire allows), else its prompt id. */
+function sessionKeyOf(sessionId: string | undefined, promptId: string): string {
+  return sessionId !== undefined && sessionId !== '' ? sessionId : promptId;
 }
 
 /** Whether a decision is reported as telemetry: the warn/abort transitions and the end of a warned run. */

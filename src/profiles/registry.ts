@@ -5,10 +5,13 @@
 import type { FailureEngine } from '../engine/failure-engine.js';
 import type { RepetitionEngine } from '../engine/repetition-engine.js';
 import { BatchSpanProfile, DEFAULT_BATCH_SPAN_NAME } from './batch-span/batch-span-profile.js';
+import { CLAUDE_CODE_SCOPE_PREFIX, CLAUDE_CODE_SERVICE_NAME, ClaudeCodeProfile } from './claude-code/claude-code-profile.js';
 import { someStartsWith } from './detect.js';
 import type { TelemetrySample } from './detect.js';
 import type { BatchSpanProfileOptions } from './batch-span/batch-span-profile.js';
 import { QwenCodeProfile } from './qwen-code/qwen-code-profile.js';
+import { QwenCodeReportInputsCollector } from './qwen-code/report-inputs.js';
+import type { ReportInputsReader } from './report-inputs.js';
 import type { WireProfile } from './wire-profile.js';
 
 /** Per-profile options, each read only by its profile. */
@@ -30,13 +33,16 @@ export interface WireProfileDefinition {
   detect(sample: TelemetrySample): boolean;
   /** Build the profile bound to both engines. May throw; the facade catches. */
   create(engine: FailureEngine, repetition: RepetitionEngine, options: WireProfileOptions): WireProfile;
+  /** Collects the shadow report's usage, calls and prompt extents from this wire; absent: the report shows none. */
+  readonly readReportInputs?: ReportInputsReader;
 }
 
 /**
  * The built-in profiles.
  *
  * - `qwen-code`: the real qwen-code 0.24.4 wire (wire reference);
- * - `batch-span`: the design's explicit batch span (`runToolCalls`).
+ * - `batch-span`: the design's explicit batch span (`runToolCalls`);
+ * - `claude-code`: Claude Code 2.1.328's logs (and beta spans when present), batches by `request_id`.
  */
 export const WIRE_PROFILES = {
   'qwen-code': {
@@ -45,12 +51,19 @@ export const WIRE_PROFILES = {
     detect: (t) =>
       t.serviceNames.has('qwen-code') || someStartsWith(t.spanNames, 'qwen-code.') || someStartsWith(t.eventNames, 'qwen-code.'),
     create: (engine, repetition) => new QwenCodeProfile(engine, repetition),
+    readReportInputs: () => new QwenCodeReportInputsCollector(),
   },
   'batch-span': {
     defaultNamespace: 'qwen-code',
     terminalRecord: { description: 'ended tool spans under the batch span', signal: 'traces' },
     detect: (t) => t.spanNames.has(DEFAULT_BATCH_SPAN_NAME),
     create: (engine, _repetition, options) => new BatchSpanProfile(engine, options.batchSpan),
+  },
+  'claude-code': {
+    defaultNamespace: 'claude-code',
+    terminalRecord: { description: '`claude_code.tool_result` log records', signal: 'logs' },
+    detect: (t) => t.serviceNames.has(CLAUDE_CODE_SERVICE_NAME) || someStartsWith(t.scopeNames, CLAUDE_CODE_SCOPE_PREFIX),
+    create: (engine) => new ClaudeCodeProfile(engine),
   },
 } as const satisfies Readonly<Record<string, WireProfileDefinition>>;
 

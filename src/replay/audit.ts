@@ -100,17 +100,19 @@ export interface InputIdentifiers {
   readonly sessionIds: ReadonlySet<string>;
 }
 
+/** Add the prompt and session ids of one record's attributes to `ids` (for inputs read record by record). */
+export function addInputIdentifiers(attributes: Readonly<Record<string, unknown>>, ids: { readonly promptIds: Set<string>; readonly sessionIds: Set<string> }): void {
+  // qwen-code: `prompt_id`, `qwen-code.prompt_id`; Claude Code: `prompt.id`.
+  for (const k of ['prompt_id', 'qwen-code.prompt_id', 'prompt.id']) if (typeof attributes[k] === 'string') ids.promptIds.add(attributes[k] as string);
+  if (typeof attributes['session.id'] === 'string') ids.sessionIds.add(attributes['session.id'] as string);
+}
+
 /** Collect the prompt and session ids of the input. */
 export function inputIdentifiers(records: RecordBatch): InputIdentifiers {
-  const promptIds = new Set<string>();
-  const sessionIds = new Set<string>();
-  const take = (a: Readonly<Record<string, unknown>>): void => {
-    for (const k of ['prompt_id', 'qwen-code.prompt_id']) if (typeof a[k] === 'string') promptIds.add(a[k] as string);
-    if (typeof a['session.id'] === 'string') sessionIds.add(a['session.id'] as string);
-  };
-  for (const s of records.spans) take(s.attributes);
-  for (const l of records.logs) take(l.attributes);
-  return { promptIds, sessionIds };
+  const ids = { promptIds: new Set<string>(), sessionIds: new Set<string>() };
+  for (const s of records.spans) addInputIdentifiers(s.attributes, ids);
+  for (const l of records.logs) addInputIdentifiers(l.attributes, ids);
+  return ids;
 }
 
 const PHASES = ['idle', 'tracking', 'warned', 'latched'];

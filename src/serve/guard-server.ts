@@ -13,11 +13,14 @@ import type { ReadableSpan, Span } from '@opentelemetry/sdk-trace-base';
 import type { BatchDecision } from '../engine/failure-engine.js';
 import { RepeatedToolFailureGuard } from '../otel/repeated-tool-failure-guard.js';
 import type { GuardMode } from '../core/failure/types.js';
-import type { WireProfileName } from '../profiles/registry.js';
+import type { WireProfileDefinition, WireProfileName } from '../profiles/registry.js';
 import { loadOtlpHttpExporters } from './otlp-http-exporters.js';
 import { startOtlpHttpReceiver } from './otlp-http-receiver.js';
 import type { OtlpHttpReceiver } from './otlp-http-receiver.js';
+import { WIRE_PROFILES } from '../profiles/registry.js';
 import { ReorderBuffer } from './reorder-buffer.js';
+import { ServeReportCollector } from './report-collector.js';
+import type { ServeReportParts } from './report-collector.js';
 import type { TimedRecord } from './reorder-buffer.js';
 
 /** Options of {@link startGuardServer}. */
@@ -52,6 +55,11 @@ export interface GuardServerOptions {
    * per reason, with the count since the last line). @defaultValue stderr
    */
   readonly log?: (line: string) => void;
+  /**
+   * Keep what the shadow report needs (decisions, emitted telemetry, usage and call fingerprints;
+   * bounded), so that {@link GuardServer.reportParts} can be called. @defaultValue `false`
+   */
+  readonly report?: boolean;
 }
 
 /** A running server. */
@@ -71,6 +79,11 @@ export interface GuardServer {
   drain(): void;
   /** Stop receiving, judge what is held, flush and export. */
   close(): Promise<void>;
+  /**
+   * The shadow report's parts now (after `close()`: as they were when the guard had judged
+   * everything). `undefined` unless the server was started with `report: true`.
+   */
+  reportParts(): Promise<ServeReportParts | undefined>;
 }
 
 class JsonLinesLogExporter implements LogRecordExporter {
@@ -115,6 +128,8 @@ class JsonLinesMetricExporter implements PushMetricExporter {
 }
 
 const CALL_LEVEL_SPANS = new Set(['qwen-code.tool', 'qwen-code.tool.execution']);
+/** Call-level log events: qwen-code's `tool_call`; Claude Code's `tool_decision` and `tool_result`. */
+const CALL_LEVEL_EVENTS = new Set(['qwen-code.tool_call', 'tool_decision', 'tool_result']);
 
 /** Start `serve`. Resolves once the receiver listens. */
 export async function startGuardServer(options: GuardServerOptions = {}): Promise<GuardServer> {
@@ -122,8 +137,10 @@ export async function startGuardServer(options: GuardServerOptions = {}): Promis
   const print = options.print ?? ((line: string) => process.stdout.write(`${line}\n`));
   const endpoint = options.exportEndpoint?.replace(/\/+$/, '');
   const exporters = endpoint === undefined ? undefined : await loadOtlpHttpExporters();
+  const report = options.report === true ? new ServeReportCollector(options.profile ?? 'qwen-code', (WIRE_PROFILES as Readonly<Record<string, WireProfileDefinition>>)[options.profile ?? 'qwen-code']?.readReportInputs) : undefined;
   const loggerProvider = new LoggerProvider({
     processors: [
+      ...(report === undefined ? [] : [new SimpleLogRecordProcessor({ exporter: report.logExporter })]),
       exporters === undefined
         ? new SimpleLogRecordProcessor({ exporter: new JsonLinesLogExporter(print) })
         : new BatchLogRecordProcessor({ exporter: new exporters.OTLPLogExporter({ url: `${endpoint}/v1/logs` }), scheduledDelayMillis: 1000 }),
@@ -164,14 +181,19 @@ export async function startGuardServer(options: GuardServerOptions = {}): Promis
     if (seen > clockAnomaliesCounted) guard.telemetry.recordClockAnomalies(seen - clockAnomaliesCounted);
     clockAnomaliesCounted = seen;
   };
+  if (report !== undefined) guard.addListener(report.listener);
   const buffer = new ReorderBuffer({ graceMillis: grace, maxHeld: 1_000_000, now: Date.now });
   let lateDropped = 0;
   const feed = (r: TimedRecord): void => {
     if (r.span !== undefined) {
       if (r.order === 1) guard.spanProcessor.onStart(r.span as unknown as Span, ROOT_CONTEXT);
-      else guard.spanProcessor.onEnd(r.span as unknown as ReadableSpan);
+      else {
+        guard.spanProcessor.onEnd(r.span as unknown as ReadableSpan);
+        report?.addSpan(r.span);
+      }
     } else if (r.log !== undefined) {
       guard.logRecordProcessor.onEmit(r.log as unknown as SdkLogRecord);
+      report?.addLog(r.log);
     }
   };
   const feedLate = (r: TimedRecord): void => {
@@ -179,7 +201,7 @@ export async function startGuardServer(options: GuardServerOptions = {}): Promis
     // records (an interaction span's start, which only arrives when the prompt ends) are still useful.
     const callLevel =
       (r.span !== undefined && CALL_LEVEL_SPANS.has(r.span.name)) ||
-      (r.log !== undefined && r.log.attributes['event.name'] === 'qwen-code.tool_call');
+      (r.log !== undefined && CALL_LEVEL_EVENTS.has(String(r.log.attributes['event.name'])));
     if (callLevel) lateDropped += 1;
     else feed(r);
   };
@@ -197,12 +219,14 @@ export async function startGuardServer(options: GuardServerOptions = {}): Promis
   };
   const timer = setInterval(tick, options.tickMillis ?? Math.max(10, Math.min(250, Math.floor(grace / 4))));
   let closed: Promise<void> | undefined;
+  let finalParts: ServeReportParts | undefined;
+  const lateRecords = (): number => lateDropped + guard.engine.lateRecords;
   return {
     url: receiver.url,
     receiver,
     guard,
     decisions,
-    lateRecords: () => lateDropped + guard.engine.lateRecords,
+    lateRecords,
     unjudgedBatches: () => ({ ...unjudged }),
     clockAnomalies: () => buffer.clockAnomalies,
     drain: () => {
@@ -214,12 +238,21 @@ export async function startGuardServer(options: GuardServerOptions = {}): Promis
         await receiver.close();
         for (const r of buffer.release(true)) feed(r);
         await guard.shutdown();
+        if (report !== undefined) finalParts = await report.parts(decisions, reader, lateRecords(), buffer.clockAnomalies);
         // Shutting the providers down exports what is left once (a forceFlush first would export
         // the cumulative counters twice).
         await meterProvider.shutdown();
         await loggerProvider.shutdown();
       })();
       return closed;
+    },
+    reportParts: async () => {
+      if (report === undefined) return undefined;
+      if (closed !== undefined) {
+        await closed;
+        return finalParts;
+      }
+      return report.parts(decisions, reader, lateRecords(), buffer.clockAnomalies);
     },
   };
 }

@@ -14,6 +14,8 @@ import { parseTelemetryText, TelemetryParseError } from '../../otlp/telemetry-fi
 import type { GuardMode } from '../../core/failure/types.js';
 import { UserError } from '../io.js';
 import type { CommandIo } from '../io.js';
+import { renderReport } from '../../report/report.js';
+import { reportCharts, writeReportFile } from './report-file.js';
 import {
   decisionLine,
   renderComparison,
@@ -33,6 +35,8 @@ export interface ReplayCommandOptions {
   readonly profile: WireProfileName | 'auto';
   readonly format: 'text' | 'json';
   readonly compare: boolean;
+  /** Write the HTML shadow report to this file (needs the optional `echarts` package). */
+  readonly report?: string;
 }
 
 /**
@@ -69,6 +73,8 @@ async function readInput(file: string, io: CommandIo): Promise<string> {
  * unreadable or malformed input.
  */
 export async function runReplay(files: readonly string[], options: ReplayCommandOptions, io: CommandIo): Promise<number> {
+  // Fail before the work when --report cannot be honoured.
+  const charts = options.report === undefined ? undefined : await reportCharts();
   const records = emptyRecordBatch();
   for (const file of files) {
     const text = await readInput(file, io);
@@ -92,7 +98,7 @@ export async function runReplay(files: readonly string[], options: ReplayCommand
           },
   });
   if (progressShown) io.progress?.('\n');
-  const invariants = auditInvariants(result.decisions, result.emitted, inputIdentifiers(records));
+  const invariants = auditInvariants(result.decisions, result.emitted, inputIdentifiers(records), WIRE_PROFILES[result.profile].defaultNamespace);
   const comparison = options.compare ? compareWithInTree(result.decisions, result.inTree) : undefined;
   const summary = summarise(result.decisions);
   const report: string[] = [
@@ -110,6 +116,10 @@ export async function runReplay(files: readonly string[], options: ReplayCommand
   } else {
     for (const line of renderTimeline(result.decisions)) io.out(line);
     for (const line of report) io.out(line);
+  }
+  if (options.report !== undefined) {
+    const { html } = await renderReport(records, result, { charts, profile: result.profile });
+    await writeReportFile(options.report, html, io);
   }
   const cannotJudge = explainCannotJudge(result, options.profile);
   for (const line of cannotJudge) io.err(line);

@@ -5,8 +5,12 @@ import { startGuardServer } from '../../serve/guard-server.js';
 import { loadOtlpHttpExporters } from '../../serve/otlp-http-exporters.js';
 import type { GuardMode } from '../../core/failure/types.js';
 import type { WireProfileName } from '../../profiles/registry.js';
+import { renderReportFromParts } from '../../report/report.js';
+import type { ChartRenderer } from '../../report/charts.js';
+import type { GuardServer } from '../../serve/guard-server.js';
 import { UserError } from '../io.js';
 import type { CommandIo } from '../io.js';
+import { reportCharts, writeReportFile } from './report-file.js';
 
 /** Options of {@link runServe}. */
 export interface ServeCommandOptions {
@@ -17,6 +21,20 @@ export interface ServeCommandOptions {
   readonly maxBodyBytes: number;
   readonly mode: GuardMode;
   readonly profile?: WireProfileName;
+  /** Write the HTML shadow report to this file at exit and on SIGUSR2. */
+  readonly report?: string;
+}
+
+/** Render the server's report now and write it; errors are printed, never thrown (serve keeps serving). */
+async function writeServeReport(server: GuardServer, file: string, charts: ChartRenderer, io: CommandIo): Promise<void> {
+  try {
+    const parts = await server.reportParts();
+    if (parts === undefined) return;
+    const { html } = await renderReportFromParts(parts.result, parts.inputs, parts.ids, { charts });
+    await writeReportFile(file, html, io);
+  } catch (err) {
+    io.err(`serve: the report was not written: ${err instanceof Error ? err.message : 'unknown error'}`);
+  }
 }
 
 /** Start the server and resolve when a signal has closed it. */
@@ -36,9 +54,11 @@ export async function runServe(options: ServeCommandOptions, io: CommandIo): Pro
       throw new UserError(`--export-endpoint: ${(err as Error).message}`);
     }
   }
-  let server;
+  // Fail before listening when --report cannot be honoured.
+  const charts = options.report === undefined ? undefined : await reportCharts();
+  let server: GuardServer;
   try {
-    server = await startGuardServer({ ...options, print: io.out, log: io.err });
+    server = await startGuardServer({ ...options, report: options.report !== undefined, print: io.out, log: io.err });
   } catch (err) {
     throw new UserError(`cannot listen on ${options.host}:${options.port} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
   }
@@ -50,10 +70,19 @@ export async function runServe(options: ServeCommandOptions, io: CommandIo): Pro
       ? 'serve: guard telemetry is printed as JSON lines on stdout'
       : `serve: exporting guard telemetry to ${options.exportEndpoint}`,
   );
+  const file = options.report;
+  const onDemand = (): void => {
+    if (file !== undefined && charts !== undefined) void writeServeReport(server, file, charts, io);
+  };
+  if (file !== undefined) {
+    process.on('SIGUSR2', onDemand);
+    io.err(`serve: the shadow report goes to ${file} at exit; \`kill -USR2 ${process.pid}\` writes it now`);
+  }
   await new Promise<void>((resolve) => {
     const stop = (): void => {
       process.off('SIGINT', stop);
       process.off('SIGTERM', stop);
+      process.off('SIGUSR2', onDemand);
       void server.close().then(resolve, resolve);
     };
     process.on('SIGINT', stop);
@@ -69,6 +98,7 @@ export async function runServe(options: ServeCommandOptions, io: CommandIo): Pro
     }, 1000);
     orphanCheck.unref();
   });
+  if (file !== undefined && charts !== undefined) await writeServeReport(server, file, charts, io);
   const unjudged = Object.entries(server.unjudgedBatches()).map(([reason, n]) => `${n} ${reason.replace(/_/g, ' ')}`);
   io.err(
     `serve: stopped after ${server.decisions.length} batch decision(s); ${server.lateRecords()} late record(s); unjudged batches: ${unjudged.length === 0 ? 'none' : unjudged.join(', ')}; ${server.clockAnomalies()} span(s) ending before they start`,

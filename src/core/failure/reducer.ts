@@ -28,6 +28,33 @@ export const REPEATED_TOOL_FAILURE_THRESHOLD = 8;
 export const REPEATED_TOOL_FAILURE_BATCH_THRESHOLD = 2;
 
 /**
+ * Parameters of the failure reducer. The runtime always runs with {@link DEFAULT_FAILURE_POLICY},
+ * the design's fixed thresholds ("a code constant in the first release, not a user setting"); other
+ * values exist for the shadow report's policy what-if and as a documented opt-in for experiments.
+ */
+export interface FailurePolicy {
+  /** Eligible failures of one key before the reminder. Minimum: `1`. @defaultValue 8 */
+  readonly failureThreshold: number;
+  /** Complete batches of one key before the reminder. Minimum: `1`. @defaultValue 2 */
+  readonly batchThreshold: number;
+  /**
+   * Policy tool names whose success in a batch resets a candidate of another tool (the success
+   * changed files, so the failing call's preconditions may have changed); the batch's own failures
+   * then start a new streak. Empty by default: in the design, successes of other tools neither
+   * advance nor reset the candidate.
+   * @defaultValue empty
+   */
+  readonly resetOnSuccessOf: ReadonlySet<string>;
+}
+
+/** The design's policy: 8 failures, 2 batches, no other-tool reset. */
+export const DEFAULT_FAILURE_POLICY: FailurePolicy = Object.freeze({
+  failureThreshold: REPEATED_TOOL_FAILURE_THRESHOLD,
+  batchThreshold: REPEATED_TOOL_FAILURE_BATCH_THRESHOLD,
+  resetOnSuccessOf: new Set<string>() as ReadonlySet<string>,
+});
+
+/**
  * The fixed corrective reminder, byte for byte as the design and the in-tree guard give it.
  * It contains no tool data.
  */
@@ -260,7 +287,7 @@ function advanced(
   ];
 }
 
-function reduceBatch(state: FailureState, event: BatchSettledEvent): readonly [FailureState, FailureOutcome] {
+function reduceBatch(state: FailureState, event: BatchSettledEvent, policy: FailurePolicy): readonly [FailureState, FailureOutcome] {
   if (event.mode === 'off' || state.phase === 'latched') return none(state);
   if (!event.inputReliable) return reset(state, 'unreliable_input', true);
   if (event.hasExternalInput) return reset(state, 'external_input', false);
@@ -276,14 +303,17 @@ function reduceBatch(state: FailureState, event: BatchSettledEvent): readonly [F
   const failures = eligible.filter((f) => !succeededTools.has(f.key.policyToolName));
   const first = failures[0];
   const tracked = currentKey(state);
+  // Opt-in (policy what-if): a success of a listed tool resets another tool's candidate.
+  const changedFiles =
+    tracked !== undefined && policy.resetOnSuccessOf.size > 0 && [...succeededTools].some((t) => t !== tracked.policyToolName && policy.resetOnSuccessOf.has(t));
   if (first === undefined) {
-    if (tracked !== undefined && succeededTools.has(tracked.policyToolName)) return reset(state, 'success', false);
+    if (tracked !== undefined && (succeededTools.has(tracked.policyToolName) || changedFiles)) return reset(state, 'success', false);
     if (succeededTools.size > 0) return none(state);
     return reset(state, 'unknown', true);
   }
   if (failures.some((f) => !sameKey(f.key, first.key))) return reset(state, 'mixed', false);
 
-  if (state.phase === 'idle' || !sameKey(tracked, first.key)) {
+  if (state.phase === 'idle' || changedFiles || !sameKey(tracked, first.key)) {
     return advanced(
       state,
       {
@@ -317,8 +347,8 @@ function reduceBatch(state: FailureState, event: BatchSettledEvent): readonly [F
     );
   }
   if (
-    counts.failureCount < REPEATED_TOOL_FAILURE_THRESHOLD ||
-    counts.batchCount < REPEATED_TOOL_FAILURE_BATCH_THRESHOLD
+    counts.failureCount < policy.failureThreshold ||
+    counts.batchCount < policy.batchThreshold
   ) {
     return advanced(state, { ...state, ...counts, phase: 'tracking' }, 'tracked', first, NO_ACTION);
   }
@@ -340,6 +370,8 @@ function reduceBatch(state: FailureState, event: BatchSettledEvent): readonly [F
  *
  * @param state - the prompt's current state ({@link initialFailureState} for a new prompt)
  * @param event - the settled batch receipt, the mode and the drain signals
+ * @param policy - thresholds and opt-in variants; the runtime always passes the default, the design's
+ *   (see {@link FailurePolicy}); other values are for the shadow report's what-if
  * @returns `[nextState, outcome]`; the shell turns the outcome into telemetry and the control action
  *
  * @example
@@ -351,10 +383,14 @@ function reduceBatch(state: FailureState, event: BatchSettledEvent): readonly [F
  * });
  * ```
  */
-export function reduceFailure(state: FailureState, event: FailureEvent): readonly [FailureState, FailureOutcome] {
+export function reduceFailure(
+  state: FailureState,
+  event: FailureEvent,
+  policy: FailurePolicy = DEFAULT_FAILURE_POLICY,
+): readonly [FailureState, FailureOutcome] {
   switch (event.type) {
     case 'batch_settled':
-      return reduceBatch(state, event);
+      return reduceBatch(state, event, policy);
     default: {
       const _exhaustive: never = event.type;
       return _exhaustive;

@@ -90,7 +90,12 @@ export class BatchSpanProfile implements WireProfile {
     if (span.name === this._promptSpanName) {
       const promptId = this._promptId(span);
       if (promptId !== undefined) {
-        this._engine.observePrompt(promptId, { messageType: stringAttr(span.attributes, 'qwen-code.message_type') });
+        const messageType = stringAttr(span.attributes, 'qwen-code.message_type');
+        // The prompt span follows the qwen-code names by default: `userQuery` is a headless prompt.
+        this._engine.observePrompt(promptId, {
+          messageType,
+          route: messageType === undefined ? undefined : messageType === 'userQuery' ? 'headless' : 'acp_foreground',
+        });
       }
       return;
     }

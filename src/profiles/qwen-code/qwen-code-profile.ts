@@ -12,7 +12,7 @@
  * of scope (design non-goals) and ignored.
  */
 import type { FailureEngine } from '../../engine/failure-engine.js';
-import { sessionKeyOf } from '../../engine/repetition-engine.js';
+import { sessionKeyOf } from './prompt-id.js';
 import type { RepetitionEngine } from '../../engine/repetition-engine.js';
 import type { GuardRoute } from '../../engine/call-facts.js';
 import type { CallFacts } from '../../engine/call-facts.js';
@@ -55,6 +55,11 @@ import type { LogRecordView, SpanView, WireProfile } from '../wire-profile.js';
 const TRACKED = 65_536;
 const SESSIONS_TRACKED = 16_384;
 const INVALID_TRACE_ID = '00000000000000000000000000000000';
+
+/** The route of a qwen-code message type: `userQuery` is a headless `-p` prompt (wire reference §1.1). */
+function routeOf(messageType: string): GuardRoute {
+  return messageType === 'userQuery' ? 'headless' : 'acp_foreground';
+}
 
 /**
  * With logs only, whether a prompt id can be a foreground prompt. qwen-code 0.24.4 writes
@@ -186,7 +191,8 @@ export class QwenCodeProfile implements WireProfile {
     const sessionId = stringAttr(attrs, ATTR_SESSION_ID);
     if (isInteraction) {
       const messageType = stringAttr(attrs, ATTR_QWEN_MESSAGE_TYPE);
-      this._engine.observePrompt(promptId, { sessionId, messageType, foreground: true, traceId });
+      const route = messageType === undefined ? undefined : routeOf(messageType);
+      this._engine.observePrompt(promptId, { sessionId, messageType, route, foreground: true, traceId });
       return promptId;
     }
     this._spanSessions.add(sessionKeyOf(sessionId, promptId));
@@ -261,9 +267,9 @@ export class QwenCodeProfile implements WireProfile {
     if (this._repetition === undefined) return;
     const messageType = this._engine.messageTypeOf(promptId);
     if (this._engine.isForcedOff(promptId, messageType)) return;
-    const route: GuardRoute = messageType === 'userQuery' ? 'headless' : 'acp_foreground';
+    const route: GuardRoute = messageType === undefined ? 'acp_foreground' : routeOf(messageType);
     this._repetition.observeCall({
-      sessionId,
+      sessionId: sessionKeyOf(sessionId, promptId),
       promptId,
       callId,
       toolName,
@@ -287,7 +293,9 @@ export class QwenCodeProfile implements WireProfile {
     }
     this._remember(record.spanContext?.traceId, promptId);
     const sessionId = stringAttr(attrs, ATTR_SESSION_ID);
-    this._engine.observePrompt(promptId, { sessionId });
+    const responseId = stringAttr(attrs, ATTR_RESPONSE_ID);
+    // Only headless qwen-code writes response_id on tool_call logs (wire reference §2.1).
+    this._engine.observePrompt(promptId, { sessionId, inferredRoute: responseId === undefined ? undefined : 'headless' });
     const name = stringAttr(attrs, ATTR_FUNCTION_NAME);
     this._engine.updateCall({
       promptId,
@@ -295,7 +303,7 @@ export class QwenCodeProfile implements WireProfile {
       opened: undefined,
       closed: undefined,
       settled: true,
-      responseId: stringAttr(attrs, ATTR_RESPONSE_ID),
+      responseId,
       facts: {
         toolName: undefined,
         lookupName: name,

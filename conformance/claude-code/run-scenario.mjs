@@ -1,0 +1,391 @@
+// @ts-check
+/* global process, console, setTimeout, clearTimeout */
+/**
+ * Runs one Claude Code conformance scenario end to end against the real CLI, offline: a throwaway
+ * HOME and working directory, the scripted fake Anthropic Messages API and an OTLP/HTTP JSON sink,
+ * both on 127.0.0.1, then `claude -p … --output-format stream-json --verbose
+ * --dangerously-skip-permissions` once per prompt (prompt 2 and later `--resume` the session).
+ *
+ * Usage: node conformance/claude-code/run-scenario.mjs <scenario.json> <outdir>
+ *
+ * The CLI is `conformance/claude-code/node_modules/.bin/claude` (installed by
+ * `npm run conformance:install`) unless `CLAUDE_CODE_CLI` names another executable.
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { basename, dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { reexecIsolated } from '../run-scenario.mjs';
+import { startFakeAnthropic } from './fake-anthropic.mjs';
+import { startOtlpSink } from './otlp-sink.mjs';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const repoRoot = resolve(here, '../..');
+
+/** The pinned version; agreement and every expected value were observed with it only. */
+export const PINNED_VERSION = '2.1.328';
+
+/** The CLI under test. */
+export const CLAUDE_CLI = resolve(process.env.CLAUDE_CODE_CLI ?? join(here, 'node_modules/.bin/claude'));
+
+/** Our CLI (the hook command); `RTFG_REPLAY_CLI` points at another build. */
+export const OUR_CLI = resolve(process.env.RTFG_REPLAY_CLI ?? join(repoRoot, 'dist/cli/main.js'));
+
+/**
+ * A scenario file (see conformance/README.md, "Claude Code").
+ * @typedef {object} ClaudeScenario
+ * @property {string} name
+ * @property {string} [description]
+ * @property {'shadow' | 'warn' | 'enforce'} mode The guard mode: the replay's `--mode` and, with
+ *   `hooks: "guard"`, `QWEN_CODE_ACP_REPEATED_TOOL_FAILURE_GUARD` for the hook command.
+ * @property {'none' | 'guard'} [hooks] `guard` registers `repeated-tool-failure-guard
+ *   claude-code-hook` for PreToolUse, PostToolUseFailure and PostToolBatch. A logging hook that
+ *   records every hook input is always registered.
+ * @property {{ git?: boolean, files?: Record<string, string> }} [cwd]
+ * @property {import('./fake-anthropic.mjs').PromptScript[]} prompts
+ * @property {Record<string, import('../fake-provider.mjs').ToolCallSpec[][]>} [subagentScripts]
+ * @property {ExpectedDecision[]} expectedDecisions What the design's reducer must decide, in
+ *   order; decisions `none` are not listed.
+ * @property {Expectations} expectedOutcome
+ */
+
+/**
+ * @typedef {object} ExpectedDecision
+ * @property {number} [prompt] 1-based prompt of the scenario; default 1.
+ * @property {number} batch Batch ordinal within the prompt (= the scenario round; the fake server's
+ *   `request-id` of that round is `req_p<prompt>r<batch>`).
+ * @property {string} decision
+ * @property {string} phaseBefore
+ * @property {string} phaseAfter
+ * @property {string} failureCountBucket
+ * @property {string} batchCountBucket
+ * @property {number} candidateOrdinal
+ * @property {string} [resetReason]
+ */
+
+/**
+ * What the real client must do besides the guard decisions.
+ * @typedef {object} Expectations
+ * @property {number[]} mainRequests Main model requests served, per prompt.
+ * @property {string[]} [terminalReasons] The stream-json `result.terminal_reason` per prompt.
+ * @property {number} [remindersToModel] Most copies of the reminder seen by the model in one request.
+ * @property {number} [repetitionWarningsToModel] Most copies of the identical-call breaker's warning
+ *   seen by the model in one request; default 0.
+ * @property {number} [failedToolResults] `claude_code.tool_result` events with `success="false"` (all prompts, subagents included).
+ * @property {number} [subagentRequests] Subagent model requests.
+ * @property {number} [invisibleFailedCalls] Calls answered with `is_error` that left no telemetry event (validation errors, unknown tools).
+ */
+
+/**
+ * What {@link runClaudeScenario} returns.
+ * @typedef {object} ClaudeRun
+ * @property {string} otlpFile The OTLP JSON lines (copied into `outdir`).
+ * @property {string} hookFile The recorded hook inputs (JSON lines).
+ * @property {string} hookDecisionsFile The guard hook's decisions (`replay --format json` lines), written
+ *   by the hook command through `RTFG_CLAUDE_CODE_DECISIONS`.
+ * @property {import('./fake-anthropic.mjs').RecordedMessagesRequest[]} requests
+ * @property {{ exitCode: number | null, signal: string | null, forcedKill: boolean, result: any, sessionId: string }[]} prompts
+ * @property {number} durationMillis
+ */
+
+const RUN_TIMEOUT_MILLIS = 60_000;
+const TERM_GRACE_MILLIS = 3_000;
+
+/**
+ * Why the CLI cannot be run, or `undefined`.
+ * @returns {string | undefined}
+ */
+export function missingClaudeCli() {
+  if (existsSync(CLAUDE_CLI)) return undefined;
+  return process.env.CLAUDE_CODE_CLI
+    ? `conformance: CLAUDE_CODE_CLI=${process.env.CLAUDE_CODE_CLI} does not exist`
+    : `conformance: the Claude Code CLI is missing (${CLAUDE_CLI}); run \`npm run conformance:install\` first ` +
+        `(it installs @anthropic-ai/claude-code ${PINNED_VERSION} into conformance/claude-code/node_modules)`;
+}
+
+/**
+ * The version the CLI reports (`claude --version`), or `unknown`.
+ * @returns {string}
+ */
+export function claudeVersion() {
+  const r = spawnSync(CLAUDE_CLI, ['--version'], { encoding: 'utf8', timeout: 20_000, env: { PATH: process.env.PATH ?? '', HOME: tmpdir() } });
+  return /^(\S+)/.exec(r.stdout ?? '')?.[1] ?? 'unknown';
+}
+
+/**
+ * @param {string} file
+ * @returns {ClaudeScenario}
+ */
+export function loadClaudeScenario(file) {
+  /** @type {ClaudeScenario} */
+  const s = JSON.parse(readFileSync(file, 'utf8'));
+  if (!s.name || !Array.isArray(s.prompts) || s.prompts.length === 0) throw new TypeError(`${file}: needs name and prompts[]`);
+  return s;
+}
+
+/** Process groups still running, ended if this process is interrupted. */
+const live = new Set();
+for (const signal of /** @type {const} */ (['SIGINT', 'SIGTERM'])) {
+  process.once(signal, () => {
+    for (const pid of live) signalGroup(pid, 'SIGKILL');
+    process.exit(130);
+  });
+}
+
+/**
+ * @param {number} pid
+ * @param {NodeJS.Signals} signal
+ */
+function signalGroup(pid, signal) {
+  try {
+    process.kill(-pid, signal);
+  } catch {
+    try {
+      process.kill(pid, signal);
+    } catch {
+      // already gone
+    }
+  }
+}
+
+/**
+ * @param {import('node:child_process').ChildProcess} child
+ * @param {number} millis
+ * @returns {Promise<boolean>}
+ */
+function waitForExit(child, millis) {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(true);
+  return new Promise((res) => {
+    const timer = setTimeout(() => {
+      child.off('exit', onExit);
+      res(false);
+    }, millis);
+    const onExit = () => {
+      clearTimeout(timer);
+      res(true);
+    };
+    child.once('exit', onExit);
+  });
+}
+
+/**
+ * Waits for a voluntary exit, then SIGTERM, then SIGKILL to the process group.
+ * @param {import('node:child_process').ChildProcess} child
+ * @param {number} graceMillis
+ * @returns {Promise<boolean>} Whether a signal was needed.
+ */
+async function endChild(child, graceMillis) {
+  if (await waitForExit(child, graceMillis)) return false;
+  if (child.pid === undefined) return true;
+  signalGroup(child.pid, 'SIGTERM');
+  if (!(await waitForExit(child, TERM_GRACE_MILLIS))) {
+    signalGroup(child.pid, 'SIGKILL');
+    await waitForExit(child, TERM_GRACE_MILLIS);
+  }
+  return true;
+}
+
+/**
+ * Waits until a file has stopped growing for `quietMillis` (at most `maxMillis`).
+ * @param {string} file
+ * @param {number} quietMillis
+ * @param {number} maxMillis
+ */
+async function waitForQuietFile(file, quietMillis, maxMillis) {
+  const end = Date.now() + maxMillis;
+  let last = -1;
+  let stableSince = Date.now();
+  while (Date.now() < end) {
+    const size = existsSync(file) ? statSync(file).size : -1;
+    if (size !== last) {
+      last = size;
+      stableSince = Date.now();
+    } else if (Date.now() - stableSince >= quietMillis) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/**
+ * A single-quoted shell word.
+ * @param {string} s
+ */
+function shq(s) {
+  return `'${s.replace(/'/g, `'\\''`)}'`;
+}
+
+/**
+ * The settings.json `hooks` object.
+ * @param {string} hookLog
+ * @param {boolean} guard
+ */
+function hookSettings(hookLog, guard) {
+  const logger = { type: 'command', command: `${shq(process.execPath)} ${shq(join(here, 'hook-logger.mjs'))} ${shq(hookLog)}` };
+  const guardHook = {
+    type: 'command',
+    // CONFORMANCE_GUARD_HOOK: another hook command, for experiments.
+    command: process.env.CONFORMANCE_GUARD_HOOK ?? `${shq(process.execPath)} ${shq(OUR_CLI)} claude-code-hook`,
+  };
+  /** @type {Record<string, unknown[]>} */
+  const hooks = {};
+  for (const event of ['SessionStart', 'UserPromptSubmit', 'PreToolUse', 'PostToolUse', 'PostToolUseFailure', 'PostToolBatch', 'Stop', 'SubagentStop', 'SessionEnd']) {
+    const list = [logger];
+    if (guard && ['PreToolUse', 'PostToolUseFailure', 'PostToolBatch'].includes(event)) list.push(guardHook);
+    const toolEvent = ['PreToolUse', 'PostToolUse', 'PostToolUseFailure'].includes(event);
+    hooks[event] = [toolEvent ? { matcher: '*', hooks: list } : { hooks: list }];
+  }
+  return hooks;
+}
+
+/**
+ * Runs one scenario.
+ * @param {ClaudeScenario} scenario
+ * @param {{ outdir: string, log?: (line: string) => void, keepMetrics?: boolean }} options
+ * @returns {Promise<ClaudeRun>}
+ */
+export async function runClaudeScenario(scenario, { outdir, log = () => {}, keepMetrics = false }) {
+  const started = Date.now();
+  const root = mkdtempSync(join(tmpdir(), `rtfg-cc-${scenario.name}-`));
+  const home = join(root, 'home');
+  const cwd = join(root, 'work');
+  const hookLog = join(root, 'hooks.jsonl');
+  const otlpTmp = join(root, 'telemetry.otlp.jsonl');
+  const hookDecisions = join(root, 'hook-decisions.jsonl');
+  mkdirSync(join(home, '.claude'), { recursive: true });
+  mkdirSync(cwd, { recursive: true });
+  mkdirSync(outdir, { recursive: true });
+  writeFileSync(hookLog, '');
+  writeFileSync(hookDecisions, '');
+  for (const [rel, content] of Object.entries(scenario.cwd?.files ?? {})) {
+    const file = join(cwd, rel);
+    mkdirSync(dirname(file), { recursive: true });
+    writeFileSync(file, content);
+  }
+  if (scenario.cwd?.git) {
+    spawnSync('git', ['init', '-q'], { cwd, env: { PATH: process.env.PATH, HOME: home, GIT_CEILING_DIRECTORIES: root }, timeout: 10_000 });
+  }
+  writeFileSync(
+    join(home, '.claude', 'settings.json'),
+    JSON.stringify({ hooks: hookSettings(hookLog, scenario.hooks === 'guard') }, null, 2),
+  );
+
+  const dumpDir = process.env.FAKE_PROVIDER_DUMP ? join(outdir, `${scenario.name}.requests`) : undefined;
+  if (dumpDir) mkdirSync(dumpDir, { recursive: true });
+  const provider = await startFakeAnthropic({ prompts: scenario.prompts, vars: { cwd }, subagentScripts: scenario.subagentScripts, dumpDir });
+  const sink = await startOtlpSink({ file: otlpTmp, keepMetrics });
+  /** @type {NodeJS.ProcessEnv} */
+  const env = {
+    PATH: process.env.PATH,
+    HOME: home,
+    TERM: 'dumb',
+    LANG: 'C.UTF-8',
+    GIT_CEILING_DIRECTORIES: root,
+    ANTHROPIC_BASE_URL: provider.baseUrl,
+    ANTHROPIC_API_KEY: 'sk-ant-conformance-dummy',
+    NO_PROXY: '127.0.0.1,localhost',
+    DISABLE_AUTOUPDATER: '1',
+    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+    IS_SANDBOX: '1',
+    CLAUDE_CODE_ENABLE_TELEMETRY: '1',
+    CLAUDE_CODE_ENHANCED_TELEMETRY_BETA: '1',
+    OTEL_LOGS_EXPORTER: 'otlp',
+    OTEL_TRACES_EXPORTER: 'otlp',
+    OTEL_METRICS_EXPORTER: keepMetrics ? 'otlp' : 'none',
+    OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+    OTEL_EXPORTER_OTLP_ENDPOINT: sink.endpoint,
+    OTEL_LOGS_EXPORT_INTERVAL: '500',
+    OTEL_TRACES_EXPORT_INTERVAL: '500',
+    OTEL_METRIC_EXPORT_INTERVAL: '1000',
+    QWEN_CODE_ACP_REPEATED_TOOL_FAILURE_GUARD: scenario.mode,
+    RTFG_CLAUDE_CODE_STATE_DIR: join(root, 'guard-state'),
+    RTFG_CLAUDE_CODE_DECISIONS: hookDecisions,
+    // Claude Code drops OTEL_* from hook environments: the guard hook gets the sink explicitly.
+    RTFG_CLAUDE_CODE_OTLP_ENDPOINT: sink.endpoint,
+  };
+  if (process.env.CLAUDE_CODE_EXTRA_ENV) Object.assign(env, JSON.parse(process.env.CLAUDE_CODE_EXTRA_ENV));
+
+  const sessionId = randomUUID();
+  /** @type {ClaudeRun['prompts']} */
+  const prompts = [];
+  /** @type {string[]} */
+  const stdoutAll = [];
+  /** @type {string[]} */
+  const stderrAll = [];
+  try {
+    for (const [index, p] of scenario.prompts.entries()) {
+      const text = `${p.text} [rtfg-prompt ${index + 1}]`;
+      const args = [
+        '-p',
+        text,
+        '--output-format',
+        'stream-json',
+        '--verbose',
+        '--dangerously-skip-permissions',
+        '--model',
+        'claude-sonnet-4-5',
+        ...(index === 0 ? ['--session-id', sessionId] : ['--resume', sessionId]),
+      ];
+      const child = spawn(CLAUDE_CLI, args, { cwd, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+      if (child.pid !== undefined) live.add(child.pid);
+      child.once('exit', () => live.delete(child.pid));
+      log(`${scenario.name}: prompt ${index + 1}, pid ${child.pid}`);
+      /** @type {string[]} */
+      const out = [];
+      child.stdout?.setEncoding('utf8');
+      child.stdout?.on('data', (d) => out.push(d));
+      child.stderr?.setEncoding('utf8');
+      child.stderr?.on('data', (d) => stderrAll.push(d));
+      const forcedKill = await endChild(child, RUN_TIMEOUT_MILLIS);
+      const stdout = out.join('');
+      stdoutAll.push(`# prompt ${index + 1}\n${stdout}`);
+      /** @type {any} */
+      let result;
+      for (const line of stdout.split('\n')) {
+        try {
+          const v = JSON.parse(line);
+          if (v?.type === 'result') result = v;
+        } catch {
+          // not a JSON line
+        }
+      }
+      prompts.push({ exitCode: child.exitCode, signal: child.signalCode, forcedKill, result, sessionId });
+    }
+  } finally {
+    await waitForQuietFile(otlpTmp, 700, 5_000);
+    await sink.close();
+    await provider.close();
+  }
+  const otlpFile = join(outdir, `${scenario.name}.otlp.jsonl`);
+  copyFileSync(otlpTmp, otlpFile);
+  const hookFile = join(outdir, `${scenario.name}.hooks.jsonl`);
+  copyFileSync(hookLog, hookFile);
+  const hookDecisionsFile = join(outdir, `${scenario.name}.hook-decisions.jsonl`);
+  copyFileSync(hookDecisions, hookDecisionsFile);
+  writeFileSync(join(outdir, `${scenario.name}.requests.json`), JSON.stringify(provider.requests, null, 2));
+  writeFileSync(join(outdir, `${scenario.name}.stdout.jsonl`), stdoutAll.join('\n'));
+  writeFileSync(join(outdir, `${scenario.name}.stderr.log`), stderrAll.join(''));
+  if (!process.env.CONFORMANCE_KEEP_TMP) rmSync(root, { recursive: true, force: true });
+  return { otlpFile, hookFile, hookDecisionsFile, requests: provider.requests, prompts, durationMillis: Date.now() - started };
+}
+
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const [file, outdir] = process.argv.slice(2);
+  if (!file || !outdir) {
+    console.error('usage: node conformance/claude-code/run-scenario.mjs <scenario.json> <outdir>');
+    process.exit(2);
+  }
+  const missing = missingClaudeCli();
+  if (missing) {
+    console.error(missing);
+    process.exit(1);
+  }
+  const code = reexecIsolated(180_000);
+  if (code !== undefined) process.exit(code);
+  const run = await runClaudeScenario(loadClaudeScenario(file), {
+    outdir: resolve(outdir),
+    log: (l) => console.error(`[${basename(file)}] ${l}`),
+    keepMetrics: Boolean(process.env.CONFORMANCE_KEEP_METRICS),
+  });
+  console.log(JSON.stringify({ ...run, requests: run.requests.length }, null, 2));
+}

@@ -1,0 +1,61 @@
+/**
+ * The `claude-code-hook` command's own telemetry: the guard's counters and diagnostic logs (the
+ * same names and attributes as in process, namespace `claude-code`) for the decisions of one hook
+ * invocation, exported over OTLP/HTTP (JSON) before the hook exits.
+ *
+ * Claude Code 2.1.328 removes every `OTEL_*` variable from a hook's environment (observed: the CLI
+ * had `OTEL_LOGS_EXPORTER`, `OTEL_EXPORTER_OTLP_ENDPOINT`, …, its hooks saw none), so the endpoint
+ * is given explicitly: `--otlp-endpoint <url>` or `RTFG_CLAUDE_CODE_OTLP_ENDPOINT` (a base URL;
+ * `/v1/logs` and `/v1/metrics` are appended). Counters use delta temporality: each hook process
+ * adds its own transitions. Best effort, bounded by a 2 s exporter timeout; failures are swallowed
+ * and never change the hook's answer, which is already printed.
+ */
+import { OTLPLogExporter } from '@opentelemetry/exporter-logs-otlp-http';
+import { OTLPMetricExporter } from '@opentelemetry/exporter-metrics-otlp-http';
+import { LoggerProvider, SimpleLogRecordProcessor } from '@opentelemetry/sdk-logs';
+import { AggregationTemporality, MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
+import type { BatchDecision } from '../../engine/failure-engine.js';
+import { GuardTelemetry } from '../../otel/guard-telemetry.js';
+import { WIRE_PROFILES } from '../../profiles/registry.js';
+
+/** Environment variable with the OTLP/HTTP base URL of the hook's telemetry. */
+export const CLAUDE_CODE_HOOK_OTLP_ENDPOINT_ENV = 'RTFG_CLAUDE_CODE_OTLP_ENDPOINT';
+
+/** Exporter timeout, in milliseconds. */
+const TIMEOUT_MILLIS = 2_000;
+
+/**
+ * Emit and export the decisions' telemetry. Resolves when exported (or failed); never rejects.
+ *
+ * @param decisions - decisions other than `none` of this invocation
+ * @param endpoint - OTLP/HTTP base URL, e.g. `http://127.0.0.1:4318`
+ */
+export async function exportHookTelemetry(decisions: readonly BatchDecision[], endpoint: string): Promise<void> {
+  if (decisions.length === 0) return;
+  const base = endpoint.replace(/\/+$/, '');
+  let loggerProvider: LoggerProvider | undefined;
+  let meterProvider: MeterProvider | undefined;
+  try {
+    loggerProvider = new LoggerProvider({
+      processors: [new SimpleLogRecordProcessor({ exporter: new OTLPLogExporter({ url: `${base}/v1/logs`, timeoutMillis: TIMEOUT_MILLIS }) })],
+    });
+    meterProvider = new MeterProvider({
+      readers: [
+        new PeriodicExportingMetricReader({
+          exporter: new OTLPMetricExporter({
+            url: `${base}/v1/metrics`,
+            timeoutMillis: TIMEOUT_MILLIS,
+            temporalityPreference: AggregationTemporality.DELTA,
+          }),
+          exportIntervalMillis: 60_000,
+          exportTimeoutMillis: TIMEOUT_MILLIS,
+        }),
+      ],
+    });
+    const telemetry = new GuardTelemetry({ namespace: WIRE_PROFILES['claude-code'].defaultNamespace, loggerProvider, meterProvider });
+    for (const d of decisions) telemetry.onDecision(d);
+  } catch {
+    // best effort
+  }
+  await Promise.allSettled([loggerProvider?.shutdown(), meterProvider?.shutdown()]);
+}

@@ -1,0 +1,10 @@
+/**
+ * qwen-code's prompt id format: `<session id>########<prompt count>` (wire reference §1.1).
+ */
+
+/** The session a call belongs to: `session.id`, else the part of the prompt id before `########`. */
+export function sessionKeyOf(sessionId: string | undefined, promptId: string): string {
+  if (sessionId !== undefined && sessionId !== '') return sessionId;
+  const i = promptId.indexOf('########');
+  return i > 0 ? promptId.slice(0, i) : promptId;
+}

@@ -1,0 +1,78 @@
+/**
+ * The shadow report end to end: replayed decisions + the agent's telemetry → audited data → HTML.
+ */
+import { auditInvariants, inputIdentifiers } from '../replay/audit.js';
+import type { InputIdentifiers } from '../replay/audit.js';
+import type { RecordBatch } from '../otlp/records.js';
+import type { ReplayResult } from '../replay/replay.js';
+import { auditReportData } from './audit.js';
+import { loadChartRenderer } from './charts.js';
+import type { ChartRenderer } from './charts.js';
+import { renderReportHtml } from './html.js';
+import { readReportInputs } from '../profiles/report-inputs.js';
+import type { ReportInputs } from '../profiles/report-inputs.js';
+import { WIRE_PROFILES } from '../profiles/registry.js';
+import type { WireProfileDefinition } from '../profiles/registry.js';
+import { buildReportData } from './report-data.js';
+import type { BuildReportOptions, ReportData } from './report-data.js';
+
+/** Options of {@link renderReport}. */
+export interface RenderReportOptions extends BuildReportOptions {
+  /** Chart renderer; {@link loadChartRenderer} (the optional `echarts` package) when absent. */
+  readonly charts?: ChartRenderer;
+}
+
+/** A report whose data failed the structural privacy audit; it is never written. */
+export class ReportPrivacyError extends Error {
+  override readonly name = 'ReportPrivacyError';
+  /** Data-free problem lines (field paths). */
+  readonly problems: readonly string[];
+
+  constructor(problems: readonly string[]) {
+    super(`the report's data failed the privacy audit: ${problems.slice(0, 5).join('; ')}`);
+    this.problems = problems;
+  }
+}
+
+/** Profile-level definitions the report reads. */
+function readerOf(profile: string): WireProfileDefinition['readReportInputs'] {
+  return (WIRE_PROFILES as Readonly<Record<string, WireProfileDefinition>>)[profile]?.readReportInputs;
+}
+
+/**
+ * Build and render the shadow report from its parts (what `serve` has at hand: its decisions,
+ * the inputs its collector gathered and the ids it saw).
+ *
+ * @param result - the guard's decisions and emitted telemetry
+ * @param inputs - usage, calls and prompt extents ({@link ReportInputsCollector})
+ * @param ids - the prompt and session ids of the input
+ * @throws {ReportDependencyError} when no renderer is given and `echarts` is not installed
+ * @throws {ReportPrivacyError} when the data holds a value outside what guard telemetry may hold
+ */
+export async function renderReportFromParts(
+  result: ReplayResult,
+  inputs: ReportInputs,
+  ids: InputIdentifiers,
+  options: RenderReportOptions = {},
+): Promise<{ html: string; data: ReportData }> {
+  const charts = options.charts ?? (await loadChartRenderer());
+  const invariants = auditInvariants(result.decisions, result.emitted, ids);
+  const data = buildReportData(result, inputs, invariants, { ...options, profile: options.profile ?? 'qwen-code' });
+  const problems = auditReportData(data, ids, new Set(invariants.map((i) => i.description)));
+  if (problems.length > 0) throw new ReportPrivacyError(problems);
+  return { html: renderReportHtml(data, charts), data };
+}
+
+/**
+ * Build and render the shadow report of one replay.
+ *
+ * @param records - the telemetry that was replayed (read again for usage, calls and prompt extents)
+ * @param result - the replay of `records`
+ * @returns the HTML page and the data it shows
+ * @throws {ReportDependencyError} when no renderer is given and `echarts` is not installed
+ * @throws {ReportPrivacyError} when the data holds a value outside what guard telemetry may hold
+ */
+export async function renderReport(records: RecordBatch, result: ReplayResult, options: RenderReportOptions = {}): Promise<{ html: string; data: ReportData }> {
+  const inputs = readReportInputs(readerOf(options.profile ?? 'qwen-code'), records);
+  return renderReportFromParts(result, inputs, inputIdentifiers(records), options);
+}

@@ -1,0 +1,147 @@
+/**
+ * What `serve --report` keeps while it runs, so that it can write the shadow report at exit or on
+ * demand: the guard's decisions and emitted telemetry (for the invariants), the profile's report
+ * inputs (usage, call fingerprints, prompt extents; no arguments or results) and the input's ids.
+ * Everything is bounded by `maxItems`; what goes beyond is counted, not kept.
+ */
+import { ExportResultCode } from '@opentelemetry/core';
+import type { ExportResult } from '@opentelemetry/core';
+import type { LogRecordExporter, ReadableLogRecord } from '@opentelemetry/sdk-logs';
+import type { MetricReader } from '@opentelemetry/sdk-metrics';
+import type { BatchDecision, EvictionReason } from '../engine/failure-engine.js';
+import type { RepetitionDecisionRecord } from '../engine/repetition-engine.js';
+import type { FailureEngineListener } from '../engine/failure-engine.js';
+import type { RepetitionListener } from '../engine/repetition-engine.js';
+import type { RecordedLog, RecordedSpan } from '../otlp/records.js';
+import { emptyReportInputs } from '../profiles/report-inputs.js';
+import type { ReportInputs, ReportInputsCollector, ReportInputsReader } from '../profiles/report-inputs.js';
+import { addInputIdentifiers } from '../replay/audit.js';
+import type { InputIdentifiers } from '../replay/audit.js';
+import type { EmittedGuardRecord, ReplayResult, UnjudgedBatch } from '../replay/replay.js';
+import type { WireProfileName } from '../profiles/registry.js';
+
+/** Keeps the guard's emitted logs (attributes and body only) for the report's invariants. */
+class EmittedLogKeeper implements LogRecordExporter {
+  readonly records: EmittedGuardRecord[] = [];
+  private readonly _max: number;
+  dropped = 0;
+
+  constructor(max: number) {
+    this._max = max;
+  }
+
+  export(records: ReadableLogRecord[], done: (r: ExportResult) => void): void {
+    for (const r of records) {
+      if (this.records.length >= this._max) {
+        this.dropped++;
+        continue;
+      }
+      this.records.push({ kind: 'log', name: String(r.attributes['event.name'] ?? ''), attributes: r.attributes, body: r.body });
+    }
+    done({ code: ExportResultCode.SUCCESS });
+  }
+
+  forceFlush(): Promise<void> {
+    return Promise.resolve();
+  }
+
+  shutdown(): Promise<void> {
+    return Promise.resolve();
+  }
+}
+
+/** The parts `renderReportFromParts` needs. */
+export interface ServeReportParts {
+  readonly result: ReplayResult;
+  readonly inputs: ReportInputs;
+  readonly ids: InputIdentifiers;
+}
+
+/** Collects the report's parts inside `serve`. */
+export class ServeReportCollector {
+  /** Register on the guard (`guard.addListener`). */
+  readonly listener: FailureEngineListener & RepetitionListener;
+  /** Add to the guard's logger provider (a `SimpleLogRecordProcessor` over it). */
+  readonly logExporter: EmittedLogKeeper;
+  private readonly _inputs: ReportInputsCollector | undefined;
+  private readonly _ids = { promptIds: new Set<string>(), sessionIds: new Set<string>() };
+  private readonly _repetition: RepetitionDecisionRecord[] = [];
+  private readonly _unjudged: UnjudgedBatch[] = [];
+  private readonly _evictions: { promptId: string; reason: EvictionReason }[] = [];
+  private readonly _max: number;
+  private readonly _profile: WireProfileName;
+  private _spans = 0;
+  private _logs = 0;
+
+  /**
+   * @param profile - the server's wire profile
+   * @param reader - the profile's report-input reader; `undefined` collects no usage
+   * @param maxItems - records of each kind kept. @defaultValue `1000000`
+   */
+  constructor(profile: WireProfileName, reader: ReportInputsReader | undefined, maxItems = 1_000_000) {
+    this._profile = profile;
+    this._max = maxItems;
+    this._inputs = reader?.();
+    this.logExporter = new EmittedLogKeeper(maxItems);
+    const keep = <T>(list: T[], item: T): void => {
+      if (list.length < this._max) list.push(item);
+    };
+    this.listener = {
+      onRepetitionDecision: (r) => keep(this._repetition, r),
+      onUnjudgedBatch: (promptId, reason, batch) => keep(this._unjudged, { promptId, batch, reason }),
+      onEviction: (promptId, reason) => keep(this._evictions, { promptId, reason }),
+    };
+  }
+
+  /** A finished span as it is released to the guard. */
+  addSpan(span: RecordedSpan): void {
+    this._spans++;
+    if (this._ids.promptIds.size < this._max) addInputIdentifiers(span.attributes, this._ids);
+    this._inputs?.addSpan(span);
+  }
+
+  /** A log record as it is released to the guard. */
+  addLog(log: RecordedLog): void {
+    this._logs++;
+    if (this._ids.promptIds.size < this._max) addInputIdentifiers(log.attributes, this._ids);
+    this._inputs?.addLog(log);
+  }
+
+  /**
+   * The report's parts now.
+   *
+   * @param decisions - every batch decision so far
+   * @param metrics - the guard's metric reader (its current data points join the audit)
+   * @param lateRecords - records dropped as late
+   * @param clockAnomalies - spans that ended before they started
+   */
+  async parts(decisions: readonly BatchDecision[], metrics: MetricReader, lateRecords: number, clockAnomalies: number): Promise<ServeReportParts> {
+    const emitted: EmittedGuardRecord[] = [...this.logExporter.records];
+    try {
+      const { resourceMetrics } = await metrics.collect();
+      for (const sm of resourceMetrics.scopeMetrics) {
+        for (const m of sm.metrics) for (const dp of m.dataPoints) emitted.push({ kind: 'metric', name: m.descriptor.name, attributes: dp.attributes, body: undefined });
+      }
+    } catch {
+      // A reader already shut down has nothing more to say; the logs still count.
+    }
+    return {
+      result: {
+        decisions,
+        repetition: this._repetition,
+        unjudgedBatches: this._unjudged,
+        evictions: this._evictions,
+        inTree: [],
+        emitted,
+        spanCount: this._spans,
+        logCount: this._logs,
+        lateRecords,
+        clockAnomalies,
+        profile: this._profile,
+        detectedProfiles: [this._profile],
+      },
+      inputs: this._inputs?.finish() ?? emptyReportInputs(),
+      ids: this._ids,
+    };
+  }
+}
