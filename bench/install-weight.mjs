@@ -60,7 +60,7 @@ function versionsOf(tree) {
 
 /**
  * The installed package works without its optional peers: every entry point imports, the CLI
- * replays a bundled capture, and `serve --export-endpoint` stops with the install hint.
+ * replays a real capture, and `serve --export-endpoint` stops with the install hint.
  * @returns {{ ok: boolean, problems: string[] }}
  */
 function smokeTest(project, log) {
@@ -77,7 +77,8 @@ function smokeTest(project, log) {
   const imports = run(['--input-type=module', '-e', `for (const e of ['', '/core', '/replay', '/serve']) await import('${pkg}' + e);`]);
   if (imports.code !== 0) problems.push(`import: ${imports.out.trim().split('\n')[0]}`);
   const cli = join(project, 'node_modules', pkg, 'dist/cli/main.js');
-  const replay = run([cli, 'replay', join(project, 'node_modules', pkg, 'fixtures/qwen-code-0.24.4/acp-enforce.outfile.json')]);
+  // the captures are the repository's (the package does not ship them)
+  const replay = run([cli, 'replay', join(ROOT, 'fixtures/qwen-code-0.24.4/acp-enforce.outfile.json')]);
   if (replay.code !== 0) problems.push(`replay exited ${replay.code}: ${replay.out.trim().split('\n')[0]}`);
   const serve = run([cli, 'serve', '--port', '0', '--export-endpoint', 'http://127.0.0.1:9']);
   if (serve.code === 0 || !serve.out.includes('npm install @opentelemetry/exporter-logs-otlp-http')) problems.push(`serve --export-endpoint without the optional exporters: exit ${serve.code}, ${serve.out.trim().split('\n')[0]}`);
