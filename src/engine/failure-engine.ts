@@ -3,7 +3,8 @@
  * `serve`. Profiles translate telemetry into {@link CallUpdate}s and boundaries; the engine builds
  * the batch receipt, calls the pure reducer, and reports each reduction to its listeners.
  */
-import { BoundedMap, BoundedSet, trimOldest } from './bounded.js';
+import { BoundedMap, BoundedSet } from './bounded.js';
+import { PromptRegistry } from './prompt-registry.js';
 import { notifyAll } from './notify.js';
 import { reduceFailure, initialFailureState } from '../core/failure/reducer.js';
 import type { CallUpdate, PromptInfo } from './call-facts.js';
@@ -76,6 +77,11 @@ export interface FailureEngineSettings {
   readonly maxCallsPerBatch: number;
   readonly promptIdleMillis: number;
   /**
+   * Bytes of the filter that remembers evicted prompt ids for good (see `PromptRegistry`).
+   * @defaultValue `1048576`
+   */
+  readonly evictedPromptFilterBytes?: number;
+  /**
    * When false, `warn` and `enforce` decide at batch close with the assumed drain, like `shadow`
    * (replay and serve, where no Session calls the hook). In-process it is true.
    */
@@ -120,6 +126,9 @@ interface PromptEntry {
   lastSeenMillis: number;
 }
 
+/** Default size of the evicted-prompt filter: 1 MiB, about 1% false positives after 875,000 evictions. */
+export const DEFAULT_EVICTED_PROMPT_FILTER_BYTES = 1_048_576;
+
 const ASSUMED_DRAIN: DrainSignals = { hasExternalInput: false, hasQueuedPrompt: false, inputReliable: true };
 const NO_HOOK_DRAIN: DrainSignals = { hasExternalInput: false, hasQueuedPrompt: false, inputReliable: false };
 const NO_ACTION: FailureAction = { type: 'none' };
@@ -130,22 +139,26 @@ const MAX_CLOSED_CALLS_PER_PROMPT = 4096;
  */
 export class FailureEngine {
   private readonly _settings: FailureEngineSettings;
-  private readonly _prompts = new Map<string, PromptEntry>();
-  /** Prompts that ended: their late records are dropped. */
-  private readonly _finished: BoundedSet<string>;
-  /** Prompts evicted before they ended: never tracked again, so they can never enforce. */
-  private readonly _evicted: BoundedSet<string>;
+  /**
+   * Prompts held, with tombstones: prompts that ended (their late records are dropped) and prompts
+   * evicted before they ended (never tracked again, so they can never enforce).
+   */
+  private readonly _prompts: PromptRegistry<PromptEntry>;
   private readonly _channelPrompts: BoundedSet<string>;
   private readonly _modeOverrides: BoundedMap<string, GuardMode>;
   private readonly _listeners: FailureEngineListener[] = [];
   private _lateRecords = 0;
-  /** Clock value of the first stamp: stamps are milliseconds since then, small integers (no heap number a prompt). */
-  private _epoch: number | undefined;
 
   constructor(settings: FailureEngineSettings) {
     this._settings = settings;
-    this._finished = new BoundedSet(settings.maxOpenPrompts);
-    this._evicted = new BoundedSet(Math.max(4096, settings.maxOpenPrompts));
+    this._prompts = new PromptRegistry({
+      maxEntries: settings.maxOpenPrompts,
+      now: settings.now,
+      tombstones: {
+        finishedCapacity: settings.maxOpenPrompts,
+        evictedFilterBytes: settings.evictedPromptFilterBytes ?? DEFAULT_EVICTED_PROMPT_FILTER_BYTES,
+      },
+    });
     this._channelPrompts = new BoundedSet(2 * settings.maxOpenPrompts);
     this._modeOverrides = new BoundedMap(2 * settings.maxOpenPrompts);
   }
@@ -163,6 +176,14 @@ export class FailureEngine {
   /** Prompts currently held in memory. */
   get openPromptCount(): number {
     return this._prompts.size;
+  }
+
+  /**
+   * Estimated share of new prompt ids the evicted-prompt filter refuses by mistake (those prompts are
+   * never tracked: a miss, never a wrong action). `0` until a prompt is evicted.
+   */
+  get evictedFilterFalsePositiveRate(): number {
+    return this._prompts.evictedFalsePositiveRate;
   }
 
   addListener(listener: FailureEngineListener): void {
@@ -347,41 +368,31 @@ export class FailureEngine {
 
   /** Reduce or drop everything still held: used by `forceFlush`, `shutdown` and the end of a replay. */
   finishAll(): void {
-    for (const entry of [...this._prompts.values()]) {
-      this.endPrompt(entry.promptId);
-    }
+    for (const [promptId] of this._prompts.entries()) this.endPrompt(promptId);
   }
 
   /** Evict prompts idle longer than `promptIdleMillis` (by the engine clock). */
   sweep(): void {
-    const now = this._stamp();
-    const limit = now - this._settings.promptIdleMillis;
     // A call still running (a long build, a pending permission) holds the prompt 4x longer.
-    const runningLimit = now - 4 * this._settings.promptIdleMillis;
-    for (const entry of [...this._prompts.values()]) {
-      if (entry.lastSeenMillis >= limit) continue;
-      if (entry.lastSeenMillis >= runningLimit && (hasRunningCall(entry.open) || hasRunningCall(entry.closing))) continue;
+    for (const [, entry] of this._prompts.idle(this._settings.promptIdleMillis, (e) => hasRunningCall(e.open) || hasRunningCall(e.closing))) {
       this._evict(entry, 'idle');
     }
   }
 
   /** Engine clock in milliseconds since the first stamp, rounded. */
   private _stamp(): number {
-    const now = this._settings.now();
-    this._epoch ??= now;
-    return Math.round(now - this._epoch);
+    return this._prompts.stamp();
   }
 
   private _entry(promptId: string): PromptEntry | undefined {
-    const existing = this._prompts.get(promptId);
-    if (existing !== undefined) return existing;
-    if (this._finished.has(promptId) || this._evicted.has(promptId)) {
-      this._lateRecords += 1;
-      return undefined;
-    }
-    if (this._settings.mode === 'off') return undefined;
-    for (const oldest of trimOldest(this._prompts, this._settings.maxOpenPrompts)) this._evict(oldest, 'capacity');
-    const entry: PromptEntry = {
+    const admission = this._prompts.admit(promptId, () => (this._settings.mode === 'off' ? undefined : this._newEntry(promptId)));
+    for (const [, oldest] of admission.trimmed) this._evict(oldest, 'capacity');
+    if (admission.status === 'finished' || admission.status === 'evicted') this._lateRecords += 1;
+    return admission.entry;
+  }
+
+  private _newEntry(promptId: string): PromptEntry {
+    return {
       promptId,
       mode: this._channelPrompts.has(promptId) ? 'off' : (this._modeOverrides.get(promptId) ?? this._settings.mode),
       route: 'acp_foreground',
@@ -399,8 +410,6 @@ export class FailureEngine {
       closedCalls: undefined,
       lastSeenMillis: this._stamp(),
     };
-    this._prompts.set(promptId, entry);
-    return entry;
   }
 
   /**
@@ -480,11 +489,9 @@ export class FailureEngine {
   }
 
   private _forget(entry: PromptEntry, evicted = false): void {
-    this._prompts.delete(entry.promptId);
+    this._prompts.forget(entry.promptId, evicted ? 'evicted' : 'finished');
     this._channelPrompts.delete(entry.promptId);
     this._modeOverrides.delete(entry.promptId);
-    if (evicted) this._evicted.add(entry.promptId);
-    else this._finished.add(entry.promptId);
     notifyAll(this._listeners, (l) => l.onPromptForgotten?.(entry.promptId, entry.traceId), this._settings.reportError);
   }
 

@@ -3,7 +3,7 @@
  * memory and dropped at once, and decisions reported to listeners. Arguments and fingerprints never
  * leave this module.
  */
-import { trimOldest } from './bounded.js';
+import { PromptRegistry } from './prompt-registry.js';
 import { notifyAll } from './notify.js';
 import { argumentsFingerprint, argumentsTextFingerprint } from './fingerprint.js';
 import { initialRepetitionState, reduceRepetition } from '../core/repetition/reducer.js';
@@ -106,14 +106,14 @@ export function isReportedRepetitionDecision(o: RepetitionOutcome): boolean {
 /** The repetition breaker's per-session shell. */
 export class RepetitionEngine {
   private readonly _settings: RepetitionEngineSettings;
-  private readonly _sessions = new Map<string, SessionEntry>();
+  /** Sessions held; a forgotten session starts fresh (no tombstones: nothing it held can act). */
+  private readonly _sessions: PromptRegistry<SessionEntry>;
   private readonly _listeners: RepetitionListener[] = [];
   private _uncomparable = 0;
-  /** Clock value of the first stamp (stamps stay small integers). */
-  private _epoch: number | undefined;
 
   constructor(settings: RepetitionEngineSettings) {
     this._settings = settings;
+    this._sessions = new PromptRegistry({ maxEntries: settings.maxSessions, now: settings.now });
   }
 
   /** Whether the breaker runs at all. */
@@ -145,8 +145,7 @@ export class RepetitionEngine {
 
   /** Forget sessions idle longer than `sessionIdleMillis` (by the engine clock). */
   sweep(): void {
-    const limit = this._stamp() - this._settings.sessionIdleMillis;
-    for (const [key, entry] of this._sessions) if (entry.lastSeenMillis < limit) this._sessions.delete(key);
+    for (const [key] of this._sessions.idle(this._settings.sessionIdleMillis)) this._sessions.forget(key, 'dropped');
   }
 
   /** Sessions held now. */
@@ -154,27 +153,16 @@ export class RepetitionEngine {
     return this._sessions.size;
   }
 
-  private _stamp(): number {
-    const now = this._settings.now();
-    this._epoch ??= now;
-    return Math.round(now - this._epoch);
-  }
-
   private _entry(key: string): SessionEntry {
-    let entry = this._sessions.get(key);
-    if (entry === undefined) {
-      trimOldest(this._sessions, this._settings.maxSessions);
-      entry = {
-        state: initialRepetitionState(),
-        promptId: undefined,
-        hookDriven: false,
-        lastSeenMillis: 0,
-        lastCallId: undefined,
-        previousCallId: undefined,
-      };
-      this._sessions.set(key, entry);
-    }
-    entry.lastSeenMillis = this._stamp();
+    const entry = this._sessions.admit(key, () => ({
+      state: initialRepetitionState(),
+      promptId: undefined,
+      hookDriven: false,
+      lastSeenMillis: 0,
+      lastCallId: undefined,
+      previousCallId: undefined,
+    })).entry as SessionEntry;
+    entry.lastSeenMillis = this._sessions.stamp();
     return entry;
   }
 
