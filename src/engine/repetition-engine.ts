@@ -6,6 +6,7 @@
 import { PromptRegistry } from './prompt-registry.js';
 import { notifyAll } from './notify.js';
 import { argumentsFingerprint, argumentsTextFingerprint } from './fingerprint.js';
+import { withinFingerprintBound } from './fingerprint-bound.js';
 import { initialRepetitionState, reduceRepetition } from '../core/repetition/reducer.js';
 import type { RepetitionAction, RepetitionOutcome, RepetitionState } from '../core/repetition/types.js';
 import type { RepetitionConfig } from '../core/repetition/config.js';
@@ -182,6 +183,7 @@ export class RepetitionEngine {
       this._report(key, call, outcome, source, mode);
     }
     const fingerprint = this._fingerprint(call);
+    if (fingerprint === undefined) return undefined;
     const [next, outcome] = reduceRepetition(entry.state, { type: 'tool_call', mode, fingerprint, toolType: call.toolType }, config);
     entry.state = next;
     this._report(key, call, outcome, source, mode);
@@ -191,8 +193,11 @@ export class RepetitionEngine {
   /**
    * Fingerprint of a call. Arguments that cannot be canonicalised (a cycle, a bigint, nesting too
    * deep for the stack) are hashed as raw JSON text when there is one, else counted as distinct.
+   * In-process arguments whose serialisation would exceed the work bound (`fingerprint-bound.ts`)
+   * get no fingerprint and so no verdict: `undefined`.
    */
-  private _fingerprint(call: RepetitionCall): string {
+  private _fingerprint(call: RepetitionCall): string | undefined {
+    if (!call.argsAreJsonText && !withinFingerprintBound(call.args)) return undefined;
     try {
       if (call.argsAreJsonText && typeof call.args === 'string') return argumentsTextFingerprint(call.toolName, call.args);
       return argumentsFingerprint(call.toolName, call.args);
