@@ -1,6 +1,7 @@
 import { diag } from '@opentelemetry/api';
 import { BindOnceFuture, globalErrorHandler } from '@opentelemetry/core';
-import { resolveOptions } from './config.js';
+import { validateOptions } from './config.js';
+import { flushGuardDiagnostics, hasHeldGuardDiagnostics, reportGuardDiagnostics } from './diagnostics.js';
 import type { RepeatedToolFailureGuardOptions, ResolvedGuardOptions } from './config.js';
 import { GuardControl } from './guard-control.js';
 import { FailureEngine } from '../engine/failure-engine.js';
@@ -48,9 +49,15 @@ export class RepeatedToolFailureGuard implements TelemetrySink {
   private readonly _timer: ReturnType<typeof setInterval> | undefined;
   private readonly _active: boolean;
 
-  /** @param options - see {@link RepeatedToolFailureGuardOptions}; nothing throws */
-  constructor(options: RepeatedToolFailureGuardOptions = {}) {
-    this.options = resolveOptions(options);
+  /**
+   * @param options - see {@link RepeatedToolFailureGuardOptions}. Nothing throws: every invalid
+   *   value (or `options` that is not an object) falls back to its default with one diagnostic,
+   *   shown through `diag.warn` or, when no diag logger is installed, as a Node process warning.
+   */
+  constructor(options?: RepeatedToolFailureGuardOptions) {
+    const validated = validateOptions(options);
+    const diagnostics = [...validated.diagnostics];
+    this.options = validated.options;
     const o = this.options;
     this._active = o.mode !== 'off' || o.repetitionMode !== 'off';
     this.engine = new FailureEngine({
@@ -59,6 +66,7 @@ export class RepeatedToolFailureGuard implements TelemetrySink {
       maxOpenPrompts: o.maxOpenPrompts,
       maxCallsPerBatch: o.maxCallsPerBatch,
       promptIdleMillis: o.promptIdleMillis,
+      evictedPromptFilterBytes: o.evictedPromptFilterBytes,
       controlHookRequired: o.controlHookRequired,
       now: o.clock,
       reportError: (err) => globalErrorHandler(err as Error),
@@ -87,10 +95,8 @@ export class RepeatedToolFailureGuard implements TelemetrySink {
         );
       },
     });
-    this._profile =
-      typeof o.profile === 'function'
-        ? o.profile(this.engine, this.repetition)
-        : WIRE_PROFILES[o.profile].create(this.engine, this.repetition, { batchSpan: o.batchSpan });
+    this._profile = this._createProfile(diagnostics);
+    reportGuardDiagnostics(diagnostics);
     this._shutdownOnce = new BindOnceFuture(this._shutdown, this);
     this.spanProcessor = new RepeatedToolFailureGuardSpanProcessor(this);
     this.logRecordProcessor = new RepeatedToolFailureGuardLogRecordProcessor(this);
@@ -99,6 +105,28 @@ export class RepeatedToolFailureGuard implements TelemetrySink {
       this._timer = setInterval(() => this.sweep(), o.sweepIntervalMillis);
       this._timer.unref?.();
     }
+  }
+
+  /** The profile from the options; one that cannot be built falls back to `qwen-code` with a diagnostic. */
+  private _createProfile(diagnostics: string[]): WireProfile {
+    const o = this.options;
+    try {
+      const profile =
+        typeof o.profile === 'function'
+          ? o.profile(this.engine, this.repetition)
+          : WIRE_PROFILES[o.profile].create(this.engine, this.repetition, { batchSpan: o.batchSpan });
+      const valid =
+        typeof profile === 'object' &&
+        profile !== null &&
+        typeof profile.onSpanStart === 'function' &&
+        typeof profile.onSpanEnd === 'function' &&
+        typeof profile.onLogRecord === 'function';
+      if (valid) return profile;
+    } catch {
+      // reported below
+    }
+    diagnostics.push('profile could not be created; using qwen-code');
+    return WIRE_PROFILES['qwen-code'].create(this.engine, this.repetition);
   }
 
   /** The process-wide mode in force. */
@@ -147,6 +175,7 @@ export class RepeatedToolFailureGuard implements TelemetrySink {
 
   /** {@link TelemetrySink}: called by the processors. Never throws. */
   onSpanStart(span: SpanView): void {
+    if (hasHeldGuardDiagnostics()) flushGuardDiagnostics();
     if (!this._active || this._shutdownOnce.isCalled) return;
     try {
       this._profile.onSpanStart(span);
@@ -157,6 +186,7 @@ export class RepeatedToolFailureGuard implements TelemetrySink {
 
   /** {@link TelemetrySink}: called by the processors. Never throws. */
   onSpanEnd(span: SpanView): void {
+    if (hasHeldGuardDiagnostics()) flushGuardDiagnostics();
     if (!this._active || this._shutdownOnce.isCalled) return;
     try {
       this._profile.onSpanEnd(span);
@@ -167,6 +197,7 @@ export class RepeatedToolFailureGuard implements TelemetrySink {
 
   /** {@link TelemetrySink}: called by the processors. Never throws. */
   onLogRecord(record: LogRecordView): void {
+    if (hasHeldGuardDiagnostics()) flushGuardDiagnostics();
     if (!this._active || this._shutdownOnce.isCalled) return;
     try {
       if (record.instrumentationScope?.name === INSTRUMENTATION_SCOPE_NAME) return;
@@ -177,6 +208,7 @@ export class RepeatedToolFailureGuard implements TelemetrySink {
   }
 
   private _shutdown(): Promise<void> {
+    flushGuardDiagnostics();
     if (this._timer !== undefined) clearInterval(this._timer);
     this.finishAll();
     return Promise.resolve();
@@ -188,6 +220,6 @@ export class RepeatedToolFailureGuard implements TelemetrySink {
  *
  * @returns `{ spanProcessor, logRecordProcessor, control, ... }`; nothing throws
  */
-export function createRepeatedToolFailureGuard(options: RepeatedToolFailureGuardOptions = {}): RepeatedToolFailureGuard {
+export function createRepeatedToolFailureGuard(options?: RepeatedToolFailureGuardOptions): RepeatedToolFailureGuard {
   return new RepeatedToolFailureGuard(options);
 }
