@@ -11,6 +11,7 @@ import type { CallUpdate, PromptInfo } from './call-facts.js';
 import { findCall, hasRunningCall, hasSettledCall, hasUnsettledCall, mergeCallUpdate, newOpenBatch, sealBatch } from './batch-assembler.js';
 import type { OpenBatch } from './batch-assembler.js';
 import type { GuardRoute } from './call-facts.js';
+import type { ExecutionErrorVocabulary } from './error-vocabulary.js';
 import type {
   BatchReceipt,
   DrainSignals,
@@ -81,6 +82,11 @@ export interface FailureEngineSettings {
    * @defaultValue `1048576`
    */
   readonly evictedPromptFilterBytes?: number;
+  /**
+   * The profile's closed vocabulary of execution error types; other values key the reducer as
+   * `other#<digest>` and are emitted as `other`. @defaultValue empty (every value is `other`)
+   */
+  readonly executionErrorTypes?: ExecutionErrorVocabulary;
   /**
    * When false, `warn` and `enforce` decide at batch close with the assumed drain, like `shadow`
    * (replay and serve, where no Session calls the hook). In-process it is true.
@@ -435,7 +441,7 @@ export class FailureEngine {
 
   private _close(entry: PromptEntry, open: OpenBatch, byHook: boolean): void {
     if (open.calls.length === 0 && !open.overflow) return;
-    const receipt = sealBatch(open);
+    const receipt = sealBatch(open, this._settings.executionErrorTypes);
     entry.closedCalls ??= new BoundedSet(MAX_CLOSED_CALLS_PER_PROMPT);
     for (const call of open.calls) entry.closedCalls.add(call.callId);
     if (!entry.foreground || entry.mode === 'off') return;

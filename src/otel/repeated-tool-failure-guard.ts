@@ -60,6 +60,8 @@ export class RepeatedToolFailureGuard implements TelemetrySink {
     this.options = validated.options;
     const o = this.options;
     this._active = o.mode !== 'off' || o.repetitionMode !== 'off';
+    // A factory profile declares no vocabulary: every execution error type it reports is emitted as `other`.
+    const vocabulary: ReadonlySet<string> = new Set(typeof o.profile === 'string' ? WIRE_PROFILES[o.profile].executionErrorTypes : []);
     this.engine = new FailureEngine({
       mode: o.mode,
       offMessageTypes: o.offMessageTypes,
@@ -67,6 +69,7 @@ export class RepeatedToolFailureGuard implements TelemetrySink {
       maxCallsPerBatch: o.maxCallsPerBatch,
       promptIdleMillis: o.promptIdleMillis,
       evictedPromptFilterBytes: o.evictedPromptFilterBytes,
+      executionErrorTypes: vocabulary,
       controlHookRequired: o.controlHookRequired,
       now: o.clock,
       reportError: (err) => globalErrorHandler(err as Error),
@@ -80,7 +83,12 @@ export class RepeatedToolFailureGuard implements TelemetrySink {
       now: o.clock,
       reportError: (err) => globalErrorHandler(err as Error),
     });
-    const telemetry = new GuardTelemetry({ namespace: o.namespace, meterProvider: o.meterProvider, loggerProvider: o.loggerProvider });
+    const telemetry = new GuardTelemetry({
+      namespace: o.namespace,
+      meterProvider: o.meterProvider,
+      loggerProvider: o.loggerProvider,
+      executionErrorTypes: vocabulary,
+    });
     this.telemetry = telemetry;
     this.engine.addListener(telemetry);
     this.repetition.addListener(telemetry);

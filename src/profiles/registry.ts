@@ -13,6 +13,7 @@ import { QwenCodeProfile } from './qwen-code/qwen-code-profile.js';
 import { QwenCodeReportInputsCollector } from './qwen-code/report-inputs.js';
 import type { ReportInputsReader } from './report-inputs.js';
 import type { WireProfile } from './wire-profile.js';
+import { QWEN_CODE_TOOL_ERROR_TYPES } from './qwen-code/tool-error-types.js';
 
 /** Per-profile options, each read only by its profile. */
 export interface WireProfileOptions {
@@ -31,6 +32,11 @@ export interface WireProfileDefinition {
   readonly terminalRecord: { readonly description: string; readonly signal: 'logs' | 'traces' };
   /** Whether telemetry looks like this profile's wire (names only: service, scope, span, event). */
   detect(sample: TelemetrySample): boolean;
+  /**
+   * The closed vocabulary of execution error types the agent writes (the failure key's second
+   * half). Any other value is emitted as `other` (the reducer keys it on an in-memory digest).
+   */
+  readonly executionErrorTypes: readonly string[];
   /** Build the profile bound to both engines. May throw; the facade catches. */
   create(engine: FailureEngine, repetition: RepetitionEngine, options: WireProfileOptions): WireProfile;
   /** Collects the shadow report's usage, calls and prompt extents from this wire; absent: the report shows none. */
@@ -50,6 +56,7 @@ export const WIRE_PROFILES = {
     terminalRecord: { description: '`qwen-code.tool_call` log records', signal: 'logs' },
     detect: (t) =>
       t.serviceNames.has('qwen-code') || someStartsWith(t.spanNames, 'qwen-code.') || someStartsWith(t.eventNames, 'qwen-code.'),
+    executionErrorTypes: QWEN_CODE_TOOL_ERROR_TYPES,
     create: (engine, repetition) => new QwenCodeProfile(engine, repetition),
     readReportInputs: () => new QwenCodeReportInputsCollector(),
   },
@@ -57,6 +64,8 @@ export const WIRE_PROFILES = {
     defaultNamespace: 'qwen-code',
     terminalRecord: { description: 'ended tool spans under the batch span', signal: 'traces' },
     detect: (t) => t.spanNames.has(DEFAULT_BATCH_SPAN_NAME),
+    // The design's batch span carries the same ToolErrorType values.
+    executionErrorTypes: QWEN_CODE_TOOL_ERROR_TYPES,
     create: (engine, _repetition, options) => new BatchSpanProfile(engine, options.batchSpan),
   },
   'claude-code': {
