@@ -2,17 +2,21 @@
  * The built-in wire profiles by name: how the guard facade, `replay` and `serve` find a profile.
  * Adding an agent means adding its folder under `profiles/` and one entry here.
  */
+import { CLAUDE_CODE_FAILURE_CLASSES } from './claude-code/failure-class.js';
+import { CLAUDE_CODE_READS } from './claude-code/reads.js';
 import type { FailureEngine } from '../engine/failure-engine.js';
 import type { RepetitionEngine } from '../engine/repetition-engine.js';
 import { BatchSpanProfile, DEFAULT_BATCH_SPAN_NAME } from './batch-span/batch-span-profile.js';
 import { CLAUDE_CODE_SCOPE_PREFIX, CLAUDE_CODE_SERVICE_NAME, ClaudeCodeProfile } from './claude-code/claude-code-profile.js';
 import { someStartsWith } from './detect.js';
 import type { TelemetrySample } from './detect.js';
+import { batchSpanReads } from './batch-span/batch-span-profile.js';
+import { QWEN_CODE_READS } from './qwen-code/reads.js';
 import type { BatchSpanProfileOptions } from './batch-span/batch-span-profile.js';
 import { QwenCodeProfile } from './qwen-code/qwen-code-profile.js';
 import { QwenCodeReportInputsCollector } from './qwen-code/report-inputs.js';
 import type { ReportInputsReader } from './report-inputs.js';
-import type { WireProfile } from './wire-profile.js';
+import type { WireProfile, WireProfileReads } from './wire-profile.js';
 import { QWEN_CODE_TOOL_ERROR_TYPES } from './qwen-code/tool-error-types.js';
 
 /** Per-profile options, each read only by its profile. */
@@ -37,6 +41,11 @@ export interface WireProfileDefinition {
    * half). Any other value is emitted as `other` (the reducer keys it on an in-memory digest).
    */
   readonly executionErrorTypes: readonly string[];
+  /**
+   * What the profile reads with these options (see {@link WireProfileReads}); `serve` keeps only
+   * that at ingest. Absent: everything is kept.
+   */
+  readonly reads?: (options: WireProfileOptions) => WireProfileReads;
   /** Build the profile bound to both engines. May throw; the facade catches. */
   create(engine: FailureEngine, repetition: RepetitionEngine, options: WireProfileOptions): WireProfile;
   /** Collects the shadow report's usage, calls and prompt extents from this wire; absent: the report shows none. */
@@ -57,6 +66,7 @@ export const WIRE_PROFILES = {
     detect: (t) =>
       t.serviceNames.has('qwen-code') || someStartsWith(t.spanNames, 'qwen-code.') || someStartsWith(t.eventNames, 'qwen-code.'),
     executionErrorTypes: QWEN_CODE_TOOL_ERROR_TYPES,
+    reads: () => QWEN_CODE_READS,
     create: (engine, repetition) => new QwenCodeProfile(engine, repetition),
     readReportInputs: () => new QwenCodeReportInputsCollector(),
   },
@@ -66,12 +76,16 @@ export const WIRE_PROFILES = {
     detect: (t) => t.spanNames.has(DEFAULT_BATCH_SPAN_NAME),
     // The design's batch span carries the same ToolErrorType values.
     executionErrorTypes: QWEN_CODE_TOOL_ERROR_TYPES,
+    reads: (options) => batchSpanReads(options.batchSpan),
     create: (engine, _repetition, options) => new BatchSpanProfile(engine, options.batchSpan),
   },
   'claude-code': {
     defaultNamespace: 'claude-code',
     terminalRecord: { description: '`claude_code.tool_result` log records', signal: 'logs' },
     detect: (t) => t.serviceNames.has(CLAUDE_CODE_SERVICE_NAME) || someStartsWith(t.scopeNames, CLAUDE_CODE_SCOPE_PREFIX),
+    // The profile maps Claude Code's open-ended error classes onto this closed set itself.
+    executionErrorTypes: CLAUDE_CODE_FAILURE_CLASSES,
+    reads: () => CLAUDE_CODE_READS,
     create: (engine) => new ClaudeCodeProfile(engine),
   },
 } as const satisfies Readonly<Record<string, WireProfileDefinition>>;

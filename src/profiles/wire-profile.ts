@@ -53,6 +53,23 @@ export interface WireProfile {
   onLogRecord(record: LogRecordView): void;
 }
 
+/**
+ * What a profile reads from telemetry: the spans, log events and attributes whose absence would
+ * change its output. Out-of-process receivers (`serve`) keep only these at ingest (a compact
+ * projection) and drop the rest on arrival, so held memory is what the guard needs, not what the
+ * agent sends. A profile that declares nothing keeps everything.
+ */
+export interface WireProfileReads {
+  /** Span names read; `undefined`: any name (only the attributes are projected). */
+  readonly spanNames: readonly string[] | undefined;
+  /** Span attribute keys read. */
+  readonly spanAttributes: readonly string[];
+  /** Log event names read (the `event.name` attribute or the record's `eventName`); `undefined`: any. */
+  readonly logEventNames: readonly string[] | undefined;
+  /** Log attribute keys read. Log bodies are never read. */
+  readonly logAttributes: readonly string[];
+}
+
 /** Builds a profile bound to the failure guard's engine and the repetition breaker. */
 export type WireProfileFactory = (engine: FailureEngine, repetition: RepetitionEngine) => WireProfile;
 

@@ -18,7 +18,11 @@ import type { GuardMode } from '../core/failure/types.js';
 import type { WireProfileDefinition, WireProfileName } from '../profiles/registry.js';
 import { startOtlpHttpReceiver } from './otlp-http-receiver.js';
 import type { OtlpHttpReceiver } from './otlp-http-receiver.js';
+import { DEFAULT_INGEST_BUDGET_BYTES, IngestBudget } from './ingest-budget.js';
+import { estimateLogBytes, estimateSpanBytes, RecordProjection } from './projection.js';
 import { WIRE_PROFILES } from '../profiles/registry.js';
+import { RejectionLog } from './rejection-log.js';
+import type { RecordBatch } from '../otlp/records.js';
 import { ReorderBuffer } from './reorder-buffer.js';
 import { ServeReportCollector } from './report-collector.js';
 import type { ServeReportParts } from './report-collector.js';
@@ -48,7 +52,8 @@ export interface GuardServerOptions {
   readonly profile?: WireProfileName;
   /**
    * Where operational notes go (unjudged batches with their reason, at most one line a second
-   * per reason, with the count since the last line). @defaultValue stderr
+   * per reason; refused requests, at most one line per 10 s per kind; each with the count since the
+   * last line). @defaultValue stderr
    */
   readonly log?: (line: string) => void;
   /**
@@ -56,6 +61,13 @@ export interface GuardServerOptions {
    * bounded), so that {@link GuardServer.reportParts} can be called. @defaultValue `false`
    */
   readonly report?: boolean;
+  /**
+   * Memory budget in bytes for telemetry held for the grace window (after the profile's compact
+   * projection; estimated) plus request bodies being read. When it is reached, requests are refused
+   * with `503` / `429` and `Retry-After: 1` (OTLP exporters retry them) instead of growing.
+   * @defaultValue `268435456` (256 MiB)
+   */
+  readonly ingestBudgetBytes?: number;
 }
 
 /** A running server. */
@@ -71,6 +83,15 @@ export interface GuardServer {
   unjudgedBatches(): Readonly<Record<string, number>>;
   /** Spans received so far that end before they start (a clock step). */
   clockAnomalies(): number;
+  /** The ingest budget (held and in-flight bytes, refusals); every receiver checks it. */
+  readonly budget: IngestBudget;
+  /**
+   * Add records received by another receiver (the OTLP/gRPC one): projected, counted against the
+   * budget and held like OTLP/HTTP records. Check {@link IngestBudget.admit} before decoding them.
+   */
+  ingest(records: RecordBatch): void;
+  /** Records kept after projection so far (spans, logs) and records held now. */
+  ingestStats(): { readonly spansKept: number; readonly logsKept: number; readonly held: number };
   /** Release everything held now (judging open batches as they stand). */
   drain(): void;
   /** Stop receiving, judge what is held, flush and export. */
@@ -178,8 +199,23 @@ export async function startGuardServer(options: GuardServerOptions = {}): Promis
   };
   if (report !== undefined) guard.addListener(report.listener);
   const buffer = new ReorderBuffer({ graceMillis: grace, maxHeld: 1_000_000, now: Date.now });
+  const budget = new IngestBudget({ maxBytes: options.ingestBudgetBytes ?? DEFAULT_INGEST_BUDGET_BYTES });
+  const profile = guard.options.profile;
+  // The shadow report reads more than the profile (usage, call arguments): with it, records are kept whole.
+  const reads =
+    typeof profile === 'string' && report === undefined ? WIRE_PROFILES[profile].reads?.({ batchSpan: guard.options.batchSpan }) : undefined;
+  const projection = new RecordProjection(reads);
+  const rejections = new RejectionLog(log);
+  let spansKept = 0;
+  let logsKept = 0;
   let lateDropped = 0;
+  /** A span is held as two events (start, end): half its estimate is released with each. */
+  const unhold = (r: TimedRecord): void => {
+    if (r.span !== undefined) budget.unhold(estimateSpanBytes(r.span) / 2);
+    else if (r.log !== undefined) budget.unhold(estimateLogBytes(r.log));
+  };
   const feed = (r: TimedRecord): void => {
+    unhold(r);
     if (r.span !== undefined) {
       if (r.order === 1) guard.spanProcessor.onStart(r.span as unknown as Span, ROOT_CONTEXT);
       else {
@@ -197,17 +233,30 @@ export async function startGuardServer(options: GuardServerOptions = {}): Promis
     const callLevel =
       (r.span !== undefined && CALL_LEVEL_SPANS.has(r.span.name)) ||
       (r.log !== undefined && CALL_LEVEL_EVENTS.has(String(r.log.attributes['event.name'])));
-    if (callLevel) lateDropped += 1;
-    else feed(r);
+    if (callLevel) {
+      lateDropped += 1;
+      unhold(r);
+    } else feed(r);
+  };
+  const ingest = (received: RecordBatch): void => {
+    // Keep only what the profile reads; the rest is dropped on arrival.
+    const records = projection.project(received);
+    let bytes = 0;
+    for (const s of records.spans) bytes += estimateSpanBytes(s);
+    for (const l of records.logs) bytes += estimateLogBytes(l);
+    budget.hold(bytes);
+    spansKept += records.spans.length;
+    logsKept += records.logs.length;
+    for (const r of buffer.add(records.spans, records.logs)) feedLate(r);
+    countClockAnomalies();
   };
   const receiver = await startOtlpHttpReceiver({
     host: options.host ?? '127.0.0.1',
     port: options.port ?? 4318,
     maxBodyBytes: options.maxBodyBytes ?? 16 * 1024 * 1024,
-    onRecords: (records) => {
-      for (const r of buffer.add(records.spans, records.logs)) feedLate(r);
-      countClockAnomalies();
-    },
+    budget,
+    onRecords: ingest,
+    onRejected: (r) => rejections.note(r.signal, r.status, r.message),
   });
   const tick = (): void => {
     for (const r of buffer.release()) feed(r);
@@ -224,12 +273,16 @@ export async function startGuardServer(options: GuardServerOptions = {}): Promis
     lateRecords,
     unjudgedBatches: () => ({ ...unjudged }),
     clockAnomalies: () => buffer.clockAnomalies,
+    budget,
+    ingest,
+    ingestStats: () => ({ spansKept, logsKept, held: buffer.size }),
     drain: () => {
       for (const r of buffer.release(true)) feed(r);
     },
     close: () => {
       closed ??= (async () => {
         clearInterval(timer);
+        rejections.flush();
         await receiver.close();
         for (const r of buffer.release(true)) feed(r);
         await guard.shutdown();

@@ -18,6 +18,8 @@ export interface ServeCommandOptions {
   readonly exportEndpoint?: string;
   readonly graceMillis: number;
   readonly maxBodyBytes: number;
+  /** Memory budget for held telemetry plus bodies being read, in bytes. */
+  readonly ingestBudgetBytes?: number;
   readonly mode: GuardMode;
   readonly profile?: WireProfileName;
   /** Write the HTML shadow report to this file at exit and on SIGUSR2. */
