@@ -33,7 +33,7 @@ afterEach(async () => {
 
 async function start(options: Parameters<typeof startGuardServer>[0] = {}): Promise<{ s: GuardServer; errors: string[]; url: URL }> {
   const errors: string[] = [];
-  server = await startGuardServer({ port: 0, graceMillis: 50, print: () => undefined, logError: (l) => errors.push(l), ...options });
+  server = await startGuardServer({ port: 0, graceMillis: 50, print: () => undefined, log: (l) => errors.push(l), ...options });
   return { s: server, errors, url: new URL(server.url) };
 }
 
