@@ -30,6 +30,11 @@ export class BoundedSet<T> {
     return this._young.has(v) || (this._old?.has(v) ?? false);
   }
 
+  /** Entries held (at most `max`). */
+  get size(): number {
+    return this._young.size + (this._old?.size ?? 0);
+  }
+
   delete(v: T): void {
     this._young.delete(v);
     this._old?.delete(v);

@@ -83,6 +83,12 @@ export interface FailureEngineSettings {
    */
   readonly evictedPromptFilterBytes?: number;
   /**
+   * Most bytes the prompts may hold, estimated ({@link PROMPT_ESTIMATE_BYTES} a prompt,
+   * {@link CALL_ESTIMATE_BYTES} a call held, {@link CLOSED_CALL_ESTIMATE_BYTES} a judged call id
+   * remembered); beyond it the oldest prompts are evicted (`capacity`). @defaultValue `268435456` (256 MiB)
+   */
+  readonly maxHeldBytes?: number;
+  /**
    * The profile's closed vocabulary of execution error types; other values key the reducer as
    * `other#<digest>` and are emitted as `other`. @defaultValue empty (every value is `other`)
    */
@@ -134,6 +140,14 @@ interface PromptEntry {
 
 /** Default size of the evicted-prompt filter: 1 MiB, about 1% false positives after 875,000 evictions. */
 export const DEFAULT_EVICTED_PROMPT_FILTER_BYTES = 1_048_576;
+/** Default byte bound of the prompts held: 256 MiB. */
+export const DEFAULT_MAX_HELD_BYTES = 256 * 1024 * 1024;
+/** Estimated bytes of a prompt's state without calls (measured about 800 with one call on Node 20). */
+export const PROMPT_ESTIMATE_BYTES = 1024;
+/** Estimated bytes of one call held in an open, closing or pending batch (measured about 180 on Node 20). */
+export const CALL_ESTIMATE_BYTES = 256;
+/** Estimated bytes of one judged call id remembered to drop its late records. */
+export const CLOSED_CALL_ESTIMATE_BYTES = 96;
 
 const ASSUMED_DRAIN: DrainSignals = { hasExternalInput: false, hasQueuedPrompt: false, inputReliable: true };
 const NO_HOOK_DRAIN: DrainSignals = { hasExternalInput: false, hasQueuedPrompt: false, inputReliable: false };
@@ -159,6 +173,7 @@ export class FailureEngine {
     this._settings = settings;
     this._prompts = new PromptRegistry({
       maxEntries: settings.maxOpenPrompts,
+      maxBytes: settings.maxHeldBytes ?? DEFAULT_MAX_HELD_BYTES,
       now: settings.now,
       tombstones: {
         finishedCapacity: settings.maxOpenPrompts,
@@ -190,6 +205,11 @@ export class FailureEngine {
    */
   get evictedFilterFalsePositiveRate(): number {
     return this._prompts.evictedFalsePositiveRate;
+  }
+
+  /** Estimated bytes the prompts hold now (bounded by `maxHeldBytes`). */
+  get heldBytes(): number {
+    return this._prompts.heldBytes;
   }
 
   addListener(listener: FailureEngineListener): void {
@@ -298,6 +318,7 @@ export class FailureEngine {
     if (closing !== undefined && findCall(closing, update.callId) !== undefined) {
       mergeCallUpdate(closing, update, this._settings.maxCallsPerBatch);
       if (!hasUnsettledCall(closing)) this._sealClosing(entry);
+      this._reweigh(entry);
       return;
     }
     let open = entry.open;
@@ -316,6 +337,14 @@ export class FailureEngine {
       entry.open = open;
     }
     mergeCallUpdate(open, update, this._settings.maxCallsPerBatch);
+    this._reweigh(entry);
+  }
+
+  /** Update the prompt's byte estimate; evict the oldest other prompts if the bound is passed. */
+  private _reweigh(entry: PromptEntry): void {
+    const calls = (entry.open?.calls.length ?? 0) + (entry.closing?.calls.length ?? 0) + (entry.pending?.receipt.observations.length ?? 0);
+    const bytes = PROMPT_ESTIMATE_BYTES + CALL_ESTIMATE_BYTES * calls + CLOSED_CALL_ESTIMATE_BYTES * (entry.closedCalls?.size ?? 0);
+    for (const [, other] of this._prompts.weigh(entry.promptId, entry, bytes)) this._evict(other, 'capacity');
   }
 
   /** Another loop protection stopped the prompt's turn: its final batch is not reduced. */
@@ -444,6 +473,7 @@ export class FailureEngine {
     const receipt = sealBatch(open, this._settings.executionErrorTypes);
     entry.closedCalls ??= new BoundedSet(MAX_CLOSED_CALLS_PER_PROMPT);
     for (const call of open.calls) entry.closedCalls.add(call.callId);
+    this._reweigh(entry);
     if (!entry.foreground || entry.mode === 'off') return;
     this._reducePending(entry, this._noHookDrain(entry), 'assumed');
     entry.batchCount += 1;

@@ -16,6 +16,8 @@ import { EvictedIdFilter } from './evicted-id-filter.js';
 export interface RegistryEntry {
   /** Last activity, in milliseconds since the registry's first stamp (see {@link PromptRegistry.stamp}). */
   lastSeenMillis: number;
+  /** Estimated bytes the entry holds, as last set by {@link PromptRegistry.weigh}. */
+  heldBytes?: number;
 }
 
 /** Tombstone settings of a {@link PromptRegistry}. */
@@ -36,6 +38,8 @@ export interface PromptRegistrySettings {
   readonly now: () => number;
   /** Remember finished and evicted keys; absent: a dropped key may come back fresh. */
   readonly tombstones?: RegistryTombstones;
+  /** Most estimated bytes held by all entries (see {@link PromptRegistry.weigh}); absent: no byte bound. */
+  readonly maxBytes?: number;
 }
 
 /** Result of {@link PromptRegistry.admit}. */
@@ -53,6 +57,7 @@ export class PromptRegistry<E extends RegistryEntry> {
   private readonly _evicted: EvictedIdFilter | undefined;
   private _epoch: number | undefined;
   private _lastStamp = 0;
+  private _bytes = 0;
 
   constructor(settings: PromptRegistrySettings) {
     this._settings = settings;
@@ -64,6 +69,32 @@ export class PromptRegistry<E extends RegistryEntry> {
   /** Entries held now. */
   get size(): number {
     return this._entries.size;
+  }
+
+  /** Estimated bytes held by all entries. */
+  get heldBytes(): number {
+    return this._bytes;
+  }
+
+  /**
+   * Set the entry's estimated bytes. When the total passes `maxBytes`, the oldest other entries are
+   * removed until it fits, and returned: the caller records them as evicted.
+   */
+  weigh(key: string, entry: E, bytes: number): Array<readonly [string, E]> {
+    if (this._entries.get(key) !== entry) return [];
+    this._bytes += bytes - (entry.heldBytes ?? 0);
+    entry.heldBytes = bytes;
+    const max = this._settings.maxBytes;
+    if (max === undefined || this._bytes <= max) return [];
+    const removed: Array<readonly [string, E]> = [];
+    for (const [k, v] of this._entries) {
+      if (this._bytes <= max) break;
+      if (k === key) continue;
+      this._entries.delete(k);
+      this._bytes -= v.heldBytes ?? 0;
+      removed.push([k, v]);
+    }
+    return removed;
   }
 
   /** Evicted keys recorded so far. */
@@ -135,6 +166,7 @@ export class PromptRegistry<E extends RegistryEntry> {
     for (const [k, v] of map) {
       if (removed.length >= drop) break;
       map.delete(k);
+      this._bytes -= v.heldBytes ?? 0;
       removed.push([k, v]);
     }
     return removed;
@@ -145,7 +177,11 @@ export class PromptRegistry<E extends RegistryEntry> {
    * `evicted` ones for good; `dropped` (and every key without tombstones) may come back fresh.
    */
   forget(key: string, how: 'finished' | 'evicted' | 'dropped'): void {
-    this._entries.delete(key);
+    const entry = this._entries.get(key);
+    if (entry !== undefined) {
+      this._bytes -= entry.heldBytes ?? 0;
+      this._entries.delete(key);
+    }
     if (how === 'finished') this._finished?.add(key);
     else if (how === 'evicted') this._evicted?.add(key);
   }

@@ -5,7 +5,7 @@ import type { MeterProvider } from '@opentelemetry/api';
 import type { LoggerProvider } from '@opentelemetry/api-logs';
 import { GUARD_MODE_ENV_VAR, resolveGuardModeFromEnv } from '../profiles/qwen-code/mode-sources.js';
 import { DEFAULT_GUARD_MODE, parseGuardMode } from '../core/mode.js';
-import { DEFAULT_EVICTED_PROMPT_FILTER_BYTES } from '../engine/failure-engine.js';
+import { DEFAULT_EVICTED_PROMPT_FILTER_BYTES, DEFAULT_MAX_HELD_BYTES } from '../engine/failure-engine.js';
 import { reportGuardDiagnostics } from './diagnostics.js';
 import { resolveRepetitionConfig } from '../core/repetition/config.js';
 import type { RepetitionConfig } from '../core/repetition/config.js';
@@ -61,6 +61,13 @@ export interface RepeatedToolFailureGuardOptions {
    * `64`. @defaultValue `1048576` (1 MiB)
    */
   readonly evictedPromptFilterBytes?: number;
+  /**
+   * Most bytes the prompt state may hold, estimated (1 KiB a prompt, 256 bytes a call held, 96
+   * bytes a judged call id remembered); beyond it the oldest prompts are evicted (`capacity`), so
+   * the guard's memory is bounded in bytes whatever the batch sizes. Minimum `65536`.
+   * @defaultValue `268435456` (256 MiB)
+   */
+  readonly maxHeldBytes?: number;
   /** How often idle prompts are swept, in milliseconds; `0` disables the timer. @defaultValue `60000` */
   readonly sweepIntervalMillis?: number;
   /**
@@ -97,6 +104,7 @@ export interface ResolvedGuardOptions {
   readonly maxCallsPerBatch: number;
   readonly promptIdleMillis: number;
   readonly evictedPromptFilterBytes: number;
+  readonly maxHeldBytes: number;
   readonly sweepIntervalMillis: number;
   readonly clock: () => number;
   readonly controlHookRequired: boolean;
@@ -114,6 +122,7 @@ export const DEFAULT_OPTIONS = {
   maxCallsPerBatch: 1_024,
   promptIdleMillis: 7_200_000,
   evictedPromptFilterBytes: DEFAULT_EVICTED_PROMPT_FILTER_BYTES,
+  maxHeldBytes: DEFAULT_MAX_HELD_BYTES,
   sweepIntervalMillis: 60_000,
   controlHookRequired: true,
 } as const satisfies Partial<ResolvedGuardOptions>;
@@ -285,6 +294,7 @@ export function validateOptions(
     maxCallsPerBatch: intOption(issues, 'maxCallsPerBatch', get('maxCallsPerBatch'), DEFAULT_OPTIONS.maxCallsPerBatch, 1),
     promptIdleMillis: intOption(issues, 'promptIdleMillis', get('promptIdleMillis'), DEFAULT_OPTIONS.promptIdleMillis, 1000),
     evictedPromptFilterBytes: intOption(issues, 'evictedPromptFilterBytes', get('evictedPromptFilterBytes'), DEFAULT_OPTIONS.evictedPromptFilterBytes, 64),
+    maxHeldBytes: intOption(issues, 'maxHeldBytes', get('maxHeldBytes'), DEFAULT_OPTIONS.maxHeldBytes, 65_536),
     sweepIntervalMillis: intOption(issues, 'sweepIntervalMillis', get('sweepIntervalMillis'), DEFAULT_OPTIONS.sweepIntervalMillis, 0),
     clock,
     controlHookRequired,

@@ -69,6 +69,7 @@ export class RepeatedToolFailureGuard implements TelemetrySink {
       maxCallsPerBatch: o.maxCallsPerBatch,
       promptIdleMillis: o.promptIdleMillis,
       evictedPromptFilterBytes: o.evictedPromptFilterBytes,
+      maxHeldBytes: o.maxHeldBytes,
       executionErrorTypes: vocabulary,
       controlHookRequired: o.controlHookRequired,
       now: o.clock,
