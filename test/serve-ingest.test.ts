@@ -4,6 +4,7 @@
  * 413), error bodies that say what is wrong without quoting input (JSON and protobuf), and refused
  * requests logged on stderr, rate-limited.
  */
+import { readFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -244,6 +245,14 @@ describe('the compact projection', () => {
     expect(r.status).toBe(200);
     expect(s.ingestStats().spansKept).toBe(1);
     expect(s.budget.heldBytes).toBeLessThan(2_000);
+  });
+
+  it("the qwen-code reads name every span, event and attribute constant the profile's code uses", () => {
+    const names = (file: string) =>
+      new Set(readFileSync(new URL(`../src/profiles/qwen-code/${file}`, import.meta.url), 'utf8').match(/\b(?:ATTR|SPAN|EVENT)_[A-Z_]+\b/g) ?? []);
+    const used = [...names('qwen-code-profile.ts')].filter((n) => n !== 'LOOP_TYPE_REPEATED_TOOL_EXECUTION_FAILURE');
+    const declared = names('reads.ts');
+    expect(used.filter((n) => !declared.has(n))).toEqual([]);
   });
 
   it('every built-in profile declares its reads', () => {
