@@ -39,6 +39,11 @@ describe('classifyExecutionErrorType / executionErrorTypeLabel', () => {
     expect(a).not.toBe(classifyExecutionErrorType('vendor_error_b', QWEN));
   });
 
+  it('without a vocabulary (a bare engine), identifiers are kept and free text is still unclassified', () => {
+    expect(classifyExecutionErrorType('vendor_error_a', undefined)).toBe('vendor_error_a');
+    expect(classifyExecutionErrorType('ENOENT: /etc/passwd', undefined)).toBeUndefined();
+  });
+
   it('with a vocabulary, a key that did not come from the classifier is still labelled other', () => {
     expect(executionErrorTypeLabel(SECRET, QWEN)).toBe(OTHER_EXECUTION_ERROR_TYPE);
   });

@@ -32,8 +32,6 @@ export interface OpenBatch {
   lastActivityMillis: number;
 }
 
-const NO_VOCABULARY: ExecutionErrorVocabulary = new Set();
-
 const TERMINAL: ReadonlySet<string> = new Set<TerminalStatus>(['success', 'error', 'cancelled']);
 const EXECUTION: ReadonlySet<string> = new Set<ExecutionStatus>(['not_started', 'success', 'error', 'cancelled', 'unknown']);
 
@@ -72,7 +70,7 @@ function assign(t: CallFacts, f: CallFacts | undefined): void {
  * error type is mapped onto the profile's closed vocabulary (`error-vocabulary.ts`): a value
  * outside it becomes an in-memory `other#<digest>` key, free text stays unclassified.
  */
-export function observationFromFacts(callId: string, f: CallFacts, vocabulary: ExecutionErrorVocabulary = NO_VOCABULARY): ToolCallObservation {
+export function observationFromFacts(callId: string, f: CallFacts, vocabulary?: ExecutionErrorVocabulary): ToolCallObservation {
   const terminal = f.terminalStatus !== undefined && TERMINAL.has(f.terminalStatus) ? (f.terminalStatus as TerminalStatus) : undefined;
   const rawExecution = f.spanExecutionStatus ?? f.logExecutionStatus;
   const execution = rawExecution === undefined ? undefined : EXECUTION.has(rawExecution) ? (rawExecution as ExecutionStatus) : 'unknown';
@@ -158,7 +156,7 @@ export function mergeCallUpdate(open: OpenBatch, update: CallUpdate, maxCalls: n
  * (OpenTelemetry JS records starts to the millisecond and ends to the nanosecond,
  * opentelemetry-js#5804), and the terminal record already carries the outcome.
  */
-export function sealBatch(open: OpenBatch, vocabulary: ExecutionErrorVocabulary = NO_VOCABULARY): BatchReceipt {
+export function sealBatch(open: OpenBatch, vocabulary?: ExecutionErrorVocabulary): BatchReceipt {
   const observations: ToolCallObservation[] = [];
   let complete = !open.overflow;
   for (const call of open.calls) {

@@ -30,11 +30,16 @@ export type ExecutionErrorVocabulary = ReadonlySet<string>;
  * - another identifier-shaped value: `other#<digest>` (the first 64 bits of its SHA-256, base64url),
  *   so that two different unlisted values still make different keys, and the raw text is not kept;
  * - anything else (free text, empty, too long): `undefined`, i.e. unclassified.
+ *
+ * Without a vocabulary (`undefined`), identifier-shaped values are kept as they are; the guard
+ * always passes its profile's vocabulary, so what it emits stays closed.
  */
-export function classifyExecutionErrorType(raw: string | undefined, vocabulary: ExecutionErrorVocabulary): string | undefined {
+export function classifyExecutionErrorType(raw: string | undefined, vocabulary: ExecutionErrorVocabulary | undefined): string | undefined {
   if (raw === undefined || raw === '') return undefined;
-  if (raw === 'unknown' || vocabulary.has(raw)) return raw;
+  if (raw === 'unknown' || vocabulary?.has(raw) === true) return raw;
   if (!IDENTIFIER.test(raw)) return undefined;
+  // No vocabulary at this layer (a bare engine, tests): identifiers are kept; the guard facade always passes one.
+  if (vocabulary === undefined) return raw;
   return `${OTHER_KEY_PREFIX}${createHash('sha256').update(raw, 'utf8').digest().subarray(0, 8).toString('base64url')}`;
 }
 

@@ -90,7 +90,8 @@ export interface FailureEngineSettings {
   readonly maxHeldBytes?: number;
   /**
    * The profile's closed vocabulary of execution error types; other values key the reducer as
-   * `other#<digest>` and are emitted as `other`. @defaultValue empty (every value is `other`)
+   * `other#<digest>` and are emitted as `other`. @defaultValue none: identifier-shaped values are
+   * kept (the guard facade always passes its profile's vocabulary)
    */
   readonly executionErrorTypes?: ExecutionErrorVocabulary;
   /**
