@@ -283,3 +283,19 @@ describe('RejectionLog', () => {
     ]);
   });
 });
+
+describe('serve options', () => {
+  it.each([
+    { name: 'graceMillis', value: -5 },
+    { name: 'maxBodyBytes', value: 'big' },
+    { name: 'ingestBudgetBytes', value: 0 },
+    { name: 'tickMillis', value: Number.NaN },
+    { name: 'metricExportIntervalMillis', value: null },
+  ])('$name = $value: the default and one note, no throw', async ({ name, value }) => {
+    const notes: string[] = [];
+    server = await startGuardServer({ port: 0, print: () => undefined, log: (l) => notes.push(l), [name]: value } as never);
+    expect(notes).toEqual([expect.stringMatching(new RegExp(`^serve: ${name} must be an integer >= \\d+; using \\d+$`))]);
+    const r = await send(new URL(server.url), 'POST', '/v1/logs', { 'content-type': 'application/json' }, '{}');
+    expect(r.status).toBe(200);
+  });
+});

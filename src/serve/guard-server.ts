@@ -150,7 +150,19 @@ const CALL_LEVEL_EVENTS = new Set(['qwen-code.tool_call', 'tool_decision', 'tool
 
 /** Start `serve`. Resolves once the receiver listens. */
 export async function startGuardServer(options: GuardServerOptions = {}): Promise<GuardServer> {
-  const grace = options.graceMillis ?? 10_000;
+  // Numbers are validated like the guard's options: an invalid one → its default and one note.
+  const notes: string[] = [];
+  const int = (name: string, value: unknown, fallback: number, min: number): number => {
+    if (value === undefined) return fallback;
+    if (typeof value === 'number' && Number.isSafeInteger(value) && value >= min) return value;
+    notes.push(`serve: ${name} must be an integer >= ${min}; using ${fallback}`);
+    return fallback;
+  };
+  const grace = int('graceMillis', options.graceMillis, 10_000, 0);
+  const metricExportIntervalMillis = int('metricExportIntervalMillis', options.metricExportIntervalMillis, 10_000, 1);
+  const ingestBudgetBytes = int('ingestBudgetBytes', options.ingestBudgetBytes, DEFAULT_INGEST_BUDGET_BYTES, 1);
+  const maxBodyBytes = int('maxBodyBytes', options.maxBodyBytes, 16 * 1024 * 1024, 1);
+  const tickMillis = int('tickMillis', options.tickMillis, Math.max(10, Math.min(250, Math.floor(grace / 4))), 1);
   const print = options.print ?? ((line: string) => process.stdout.write(`${line}\n`));
   const endpoint = options.exportEndpoint?.replace(/\/+$/, '');
   const report = options.report === true ? new ServeReportCollector(options.profile ?? 'qwen-code', (WIRE_PROFILES as Readonly<Record<string, WireProfileDefinition>>)[options.profile ?? 'qwen-code']?.readReportInputs) : undefined;
@@ -164,7 +176,7 @@ export async function startGuardServer(options: GuardServerOptions = {}): Promis
   });
   const reader = new PeriodicExportingMetricReader({
     exporter: endpoint === undefined ? new JsonLinesMetricExporter(print) : new OTLPMetricExporter({ url: `${endpoint}/v1/metrics` }),
-    exportIntervalMillis: options.metricExportIntervalMillis ?? 10_000,
+    exportIntervalMillis: metricExportIntervalMillis,
   });
   const meterProvider = new MeterProvider({ readers: [reader] });
   const guard = new RepeatedToolFailureGuard({
@@ -176,6 +188,7 @@ export async function startGuardServer(options: GuardServerOptions = {}): Promis
   });
   const decisions: BatchDecision[] = [];
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+  for (const note of notes) log(note);
   const unjudged: Record<string, number> = {};
   const unjudgedNoted: Record<string, { at: number; count: number }> = {};
   guard.addListener({
@@ -199,7 +212,7 @@ export async function startGuardServer(options: GuardServerOptions = {}): Promis
   };
   if (report !== undefined) guard.addListener(report.listener);
   const buffer = new ReorderBuffer({ graceMillis: grace, maxHeld: 1_000_000, now: Date.now });
-  const budget = new IngestBudget({ maxBytes: options.ingestBudgetBytes ?? DEFAULT_INGEST_BUDGET_BYTES });
+  const budget = new IngestBudget({ maxBytes: ingestBudgetBytes });
   const profile = guard.options.profile;
   // The shadow report reads more than the profile (usage, call arguments): with it, records are kept whole.
   const reads =
@@ -253,7 +266,7 @@ export async function startGuardServer(options: GuardServerOptions = {}): Promis
   const receiver = await startOtlpHttpReceiver({
     host: options.host ?? '127.0.0.1',
     port: options.port ?? 4318,
-    maxBodyBytes: options.maxBodyBytes ?? 16 * 1024 * 1024,
+    maxBodyBytes,
     budget,
     onRecords: ingest,
     onRejected: (r) => rejections.note(r.signal, r.status, r.message),
@@ -261,7 +274,7 @@ export async function startGuardServer(options: GuardServerOptions = {}): Promis
   const tick = (): void => {
     for (const r of buffer.release()) feed(r);
   };
-  const timer = setInterval(tick, options.tickMillis ?? Math.max(10, Math.min(250, Math.floor(grace / 4))));
+  const timer = setInterval(tick, tickMillis);
   let closed: Promise<void> | undefined;
   let finalParts: ServeReportParts | undefined;
   const lateRecords = (): number => lateDropped + guard.engine.lateRecords;
