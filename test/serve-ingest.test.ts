@@ -293,7 +293,7 @@ describe('serve options', () => {
     { name: 'metricExportIntervalMillis', value: null },
   ])('$name = $value: the default and one note, no throw', async ({ name, value }) => {
     const notes: string[] = [];
-    server = await startGuardServer({ port: 0, print: () => undefined, log: (l) => notes.push(l), [name]: value } as never);
+    server = await startGuardServer({ port: 0, print: () => undefined, log: (l: string) => notes.push(l), [name]: value } as never);
     expect(notes).toEqual([expect.stringMatching(new RegExp(`^serve: ${name} must be an integer >= \\d+; using \\d+$`))]);
     const r = await send(new URL(server.url), 'POST', '/v1/logs', { 'content-type': 'application/json' }, '{}');
     expect(r.status).toBe(200);
