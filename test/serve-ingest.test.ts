@@ -4,7 +4,8 @@
  * 413), error bodies that say what is wrong without quoting input (JSON and protobuf), and refused
  * requests logged on stderr, rate-limited.
  */
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
+import { parseTelemetryText } from '../src/otlp/telemetry-file.js';
 import { request as httpRequest } from 'node:http';
 import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -16,6 +17,7 @@ import { RejectionLog } from '../src/serve/rejection-log.js';
 import { otlpRequestToRecords } from '../src/otlp/otlp.js';
 import { WIRE_PROFILES } from '../src/profiles/registry.js';
 import { QWEN_CODE_READS } from '../src/profiles/qwen-code/reads.js';
+import { CLAUDE_CODE_READS } from '../src/profiles/claude-code/reads.js';
 import { replayRecords } from '../src/replay/replay.js';
 import { loadFixture } from './helpers/recorded.js';
 import { otlpLogsBatchRequest } from './helpers/generators.js';
@@ -253,6 +255,30 @@ describe('the compact projection', () => {
     const used = [...names('qwen-code-profile.ts')].filter((n) => n !== 'LOOP_TYPE_REPEATED_TOOL_EXECUTION_FAILURE');
     const declared = names('reads.ts');
     expect(used.filter((n) => !declared.has(n))).toEqual([]);
+  });
+
+  it('every real Claude Code capture decides the same after the claude-code projection', async () => {
+    const dir = new URL('../fixtures/claude-code-2.1.328/', import.meta.url);
+    const files = readdirSync(dir).filter((f) => f.endsWith('.otlp.jsonl'));
+    expect(files.length).toBeGreaterThanOrEqual(11);
+    let decided = 0;
+    for (const f of files) {
+      const records = parseTelemetryText(readFileSync(new URL(f, dir), 'utf8'), f);
+      const projected = new RecordProjection(CLAUDE_CODE_READS).project(records);
+      const view = (r: Awaited<ReturnType<typeof replayRecords>>) => r.decisions.map((d) => [d.promptId, d.batch, d.outcome.decision, d.outcome.resetReason]);
+      const whole = view(await replayRecords(records, { mode: 'enforce', profile: 'claude-code' }));
+      expect(view(await replayRecords(projected, { mode: 'enforce', profile: 'claude-code' })), f).toEqual(whole);
+      decided += whole.length;
+    }
+    expect(decided).toBeGreaterThan(0);
+  });
+
+  it("the claude-code reads hold every attribute key the profile's code names", () => {
+    const code = readFileSync(new URL('../src/profiles/claude-code/claude-code-profile.ts', import.meta.url), 'utf8');
+    const keys = [...code.matchAll(/const ATTR_[A-Z_]+ = '([^']+)'/g)].map((m) => m[1]);
+    expect(keys.length).toBeGreaterThan(5);
+    const declared = new Set([...CLAUDE_CODE_READS.spanAttributes, ...CLAUDE_CODE_READS.logAttributes]);
+    expect(keys.filter((k) => !declared.has(k as string))).toEqual([]);
   });
 
   it('every built-in profile declares its reads', () => {
