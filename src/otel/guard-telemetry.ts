@@ -5,6 +5,7 @@ import type { Logger, LoggerProvider } from '@opentelemetry/api-logs';
 import { batchCountBucket, failureCountBucket } from '../core/buckets.js';
 import type { BatchDecision, FailureEngineListener, EvictionReason, UnjudgedReason } from '../engine/failure-engine.js';
 import type { RepetitionDecisionRecord, RepetitionListener } from '../engine/repetition-engine.js';
+import { emittedErrorType } from '../profiles/genai/error-types.js';
 import {
   GUARD_CLOCK_ANOMALY_METRIC_SUFFIX,
   GUARD_UNJUDGED_METRIC_SUFFIX,
@@ -89,7 +90,8 @@ export function decisionLogAttributes(d: BatchDecision, eventName: string, metri
     metricAttributes,
   );
   attrs[ATTR_CANDIDATE_ORDINAL] = o.candidateOrdinal;
-  if (o.candidate !== undefined) attrs[ATTR_EXECUTION_ERROR_TYPE] = o.candidate.executionErrorType;
+  // A `genai` private key (a raw type outside its vocabulary) is emitted as `other`.
+  if (o.candidate !== undefined) attrs[ATTR_EXECUTION_ERROR_TYPE] = emittedErrorType(o.candidate.executionErrorType);
   return attrs;
 }
 
