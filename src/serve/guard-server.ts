@@ -16,6 +16,7 @@ import type { BatchDecision } from '../engine/failure-engine.js';
 import { RepeatedToolFailureGuard } from '../otel/repeated-tool-failure-guard.js';
 import type { GuardMode } from '../core/failure/types.js';
 import type { WireProfileDefinition, WireProfileName } from '../profiles/registry.js';
+import { AutoDetectProfile } from '../profiles/auto/auto-profile.js';
 import { startOtlpHttpReceiver } from './otlp-http-receiver.js';
 import type { OtlpHttpReceiver } from './otlp-http-receiver.js';
 import { WIRE_PROFILES } from '../profiles/registry.js';
@@ -44,8 +45,12 @@ export interface GuardServerOptions {
   readonly print?: (line: string) => void;
   /** Export interval of the guard's counters, in milliseconds. @defaultValue `10000` */
   readonly metricExportIntervalMillis?: number;
-  /** The agent's wire profile. @defaultValue `'qwen-code'` */
-  readonly profile?: WireProfileName;
+  /**
+   * The agent's wire profile, or `auto`: trace by trace, `qwen-code` for traces holding a
+   * `qwen-code.*` span (and every log record), `genai` for every other trace (names as qwen-code's).
+   * @defaultValue `'qwen-code'`
+   */
+  readonly profile?: WireProfileName | 'auto';
   /**
    * Where operational notes go (unjudged batches with their reason, at most one line a second
    * per reason, with the count since the last line). @defaultValue stderr
@@ -132,7 +137,9 @@ export async function startGuardServer(options: GuardServerOptions = {}): Promis
   const grace = options.graceMillis ?? 10_000;
   const print = options.print ?? ((line: string) => process.stdout.write(`${line}\n`));
   const endpoint = options.exportEndpoint?.replace(/\/+$/, '');
-  const report = options.report === true ? new ServeReportCollector(options.profile ?? 'qwen-code', (WIRE_PROFILES as Readonly<Record<string, WireProfileDefinition>>)[options.profile ?? 'qwen-code']?.readReportInputs) : undefined;
+  // Under `auto` the report reads its inputs the qwen-code way (the router's names are qwen-code's).
+  const reportProfile: WireProfileName = options.profile === undefined || options.profile === 'auto' ? 'qwen-code' : options.profile;
+  const report = options.report === true ? new ServeReportCollector(reportProfile, (WIRE_PROFILES as Readonly<Record<string, WireProfileDefinition>>)[reportProfile]?.readReportInputs) : undefined;
   const loggerProvider = new LoggerProvider({
     processors: [
       ...(report === undefined ? [] : [new SimpleLogRecordProcessor({ exporter: report.logExporter })]),
@@ -148,7 +155,7 @@ export async function startGuardServer(options: GuardServerOptions = {}): Promis
   const meterProvider = new MeterProvider({ readers: [reader] });
   const guard = new RepeatedToolFailureGuard({
     mode: options.mode ?? 'shadow',
-    profile: options.profile ?? 'qwen-code',
+    profile: options.profile === 'auto' ? (engine, repetition) => new AutoDetectProfile(engine, repetition) : (options.profile ?? 'qwen-code'),
     controlHookRequired: false,
     meterProvider,
     loggerProvider,

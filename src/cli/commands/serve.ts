@@ -19,7 +19,8 @@ export interface ServeCommandOptions {
   readonly graceMillis: number;
   readonly maxBodyBytes: number;
   readonly mode: GuardMode;
-  readonly profile?: WireProfileName;
+  /** A profile name, or `auto` (qwen-code traces and logs to `qwen-code`, other traces to `genai`). @defaultValue `'qwen-code'` */
+  readonly profile?: WireProfileName | 'auto';
   /** Write the HTML shadow report to this file at exit and on SIGUSR2. */
   readonly report?: string;
 }
