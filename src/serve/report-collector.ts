@@ -19,6 +19,7 @@ import { addInputIdentifiers, addSpanInputIdentifiers } from '../replay/audit.js
 import type { InputIdentifiers } from '../replay/audit.js';
 import type { EmittedGuardRecord, ReplayResult, UnjudgedBatch } from '../replay/replay.js';
 import type { WireProfileName } from '../profiles/registry.js';
+import { WIRE_PROFILES } from '../profiles/registry.js';
 
 /** Keeps the guard's emitted logs (attributes and body only) for the report's invariants. */
 class EmittedLogKeeper implements LogRecordExporter {
@@ -139,6 +140,7 @@ export class ServeReportCollector {
         clockAnomalies,
         profile: this._profile,
         detectedProfiles: [this._profile],
+        namespace: WIRE_PROFILES[this._profile].defaultNamespace,
       },
       inputs: this._inputs?.finish() ?? emptyReportInputs(),
       ids: this._ids,
