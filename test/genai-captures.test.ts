@@ -1,5 +1,6 @@
 import { spawnSync } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { auditInvariants, inputIdentifiers, sensitiveInputStrings } from '../src/replay/audit.js';
@@ -123,5 +124,16 @@ describe('replay of the recorded GenAI captures (pydantic-ai 2.68.0, Strands Age
     expect(lines.map((l) => `${l.batch}:${l.decision}:${l.phaseAfter}`)).toEqual(['1:tracked:tracking', '2:tracked:tracking', '3:would_warn:warned', '4:would_stop:latched']);
     expect(r.stderr).toContain('held');
     expect(r.stderr).not.toContain('VIOLATED');
+  });
+
+  it('the CLI: `replay --report` on a GenAI capture writes the shadow report (route agent_run), no raw data in it', () => {
+    const main = new URL('../dist/cli/main.js', import.meta.url).pathname;
+    const out = join(mkdtempSync(join(tmpdir(), 'rtfg-genai-report-')), 'report.html');
+    const file = join('fixtures', 'genai', 'strands-agents-1.62.0', 'success-reset.latest.otlp.jsonl');
+    const r = spawnSync(process.execPath, [main, 'replay', '--report', out, file], { encoding: 'utf8', timeout: 60_000 });
+    expect(r.status).toBe(0);
+    const html = readFileSync(out, 'utf8');
+    expect(html).toContain('agent_run');
+    for (const s of ['/missing/', 'No such file', 'FileNotFoundError', 'read_file']) expect(html).not.toContain(s);
   });
 });
