@@ -92,7 +92,7 @@ describe('replay of the recorded GenAI captures (pydantic-ai 2.68.0, Strands Age
 
   it('serve (profile auto): a qwen-code agent and a GenAI agent on one server, each trace read by its own profile', async () => {
     const qwen = loadFixture('acp-shadow-drain');
-    const server = await startGuardServer({ port: 0, graceMillis: 5_000, print: () => undefined, metricExportIntervalMillis: 60_000 });
+    const server = await startGuardServer({ port: 0, profile: 'auto', graceMillis: 5_000, print: () => undefined, metricExportIntervalMillis: 60_000 });
     try {
       const traces = new OTLPTraceExporter({ url: `${server.url}/v1/traces` });
       const logs = new OTLPLogExporter({ url: `${server.url}/v1/logs` });

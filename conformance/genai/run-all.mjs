@@ -5,8 +5,8 @@
  * own function model / a scripted model provider, no network), in both semantic-convention
  * generations each, with their OTLP export going to a loopback sink; replays every capture with
  * our `replay` (profile told from the content) and checks the decisions the design requires
- * (expected.json). Then runs one scenario of each framework live against our `serve` (default
- * profile `auto`) and checks the same decisions.
+ * (expected.json). Then runs one scenario of each framework live against our `serve` (`--profile
+ * auto`, the per-trace router) and checks the same decisions.
  *
  *   npm run conformance:genai:install && npm run test:conformance:genai
  *   node conformance/genai/run-all.mjs [--keep DIR] [framework-id ...]
@@ -130,14 +130,14 @@ for (const framework of FRAMEWORKS) {
   // Live: the framework exports straight to our serve (profile auto), no file in between.
   const generation = framework.generations.at(-1);
   const scenario = 'parallel-batch';
-  const check = `${framework.id} ${framework.version} ${generation?.id} ${scenario} (serve, live OTLP)`;
+  const check = `${framework.id} ${framework.version} ${generation?.id} ${scenario} (serve --profile auto, live OTLP)`;
   if (generation === undefined || Date.now() - started > START_BUDGET_MILLIS) {
     rows.push({ check, ok: false, detail: 'not started: time budget used up' });
     continue;
   }
   /** @type {string[]} */
   const printed = [];
-  const server = await serveApi.startGuardServer({ host: '127.0.0.1', port: 0, graceMillis: 500, print: (/** @type {string} */ l) => printed.push(l) });
+  const server = await serveApi.startGuardServer({ host: '127.0.0.1', port: 0, profile: 'auto', graceMillis: 500, print: (/** @type {string} */ l) => printed.push(l) });
   const run = await runScenario(framework, generation, scenario, server.url);
   await new Promise((r) => setTimeout(r, 1_000));
   await server.close();
