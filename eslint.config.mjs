@@ -3,7 +3,7 @@ import tseslint from 'typescript-eslint';
 import { boundaries } from './eslint.boundaries.mjs';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'collector/build/**', '.cache/**'] },
+  { ignores: ['dist/**', 'node_modules/**', 'collector/build/**', '.cache/**', 'conformance/genai/.venv/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -89,7 +89,11 @@ program
       .default(256 * 1024 * 1024),
   )
   .addOption(new Option('--mode <mode>', 'guard mode label for decisions: shadow, warn or enforce').argParser(modeArg).default('shadow'))
-  .addOption(new Option('--profile <profile>', "the agent's wire profile").choices(Object.keys(WIRE_PROFILES)).default('qwen-code'))
+  .addOption(
+    new Option('--profile <profile>', "the agent's wire profile; auto reads qwen-code traces and logs as qwen-code, every other trace as genai")
+      .choices(['auto', ...Object.keys(WIRE_PROFILES)])
+      .default('qwen-code'),
+  )
   .option('--report <file>', 'write the HTML shadow report to <file> at exit and on SIGUSR2; needs the optional package echarts')
   .action(
     async (opts: {
@@ -100,7 +104,7 @@ program
       maxBodyBytes: number;
       ingestBudgetBytes: number;
       mode: GuardMode;
-      profile: WireProfileName;
+      profile: WireProfileName | 'auto';
       report?: string;
     }) => {
       const { runServe } = await import('./commands/serve.js');

@@ -13,6 +13,9 @@ import type { TelemetrySample } from './detect.js';
 import { batchSpanReads } from './batch-span/batch-span-profile.js';
 import { QWEN_CODE_READS } from './qwen-code/reads.js';
 import type { BatchSpanProfileOptions } from './batch-span/batch-span-profile.js';
+import { GenAiProfile } from './genai/genai-profile.js';
+import { GENAI_ERROR_TYPES } from './genai/error-types.js';
+import { looksLikeGenAi } from './genai/detect.js';
 import { QwenCodeProfile } from './qwen-code/qwen-code-profile.js';
 import { QwenCodeReportInputsCollector } from './qwen-code/report-inputs.js';
 import type { ReportInputsReader } from './report-inputs.js';
@@ -57,7 +60,9 @@ export interface WireProfileDefinition {
  *
  * - `qwen-code`: the real qwen-code 0.24.4 wire (wire reference);
  * - `batch-span`: the design's explicit batch span (`runToolCalls`);
- * - `claude-code`: Claude Code 2.1.328's logs (and beta spans when present), batches by `request_id`.
+ * - `claude-code`: Claude Code 2.1.328's logs (and beta spans when present), batches by `request_id`;
+ * - `genai`: any agent that follows the OpenTelemetry GenAI semantic conventions (`invoke_agent`,
+ *   model-call and `execute_tool` spans; docs/genai.md).
  */
 export const WIRE_PROFILES = {
   'qwen-code': {
@@ -88,6 +93,15 @@ export const WIRE_PROFILES = {
     reads: () => CLAUDE_CODE_READS,
     create: (engine) => new ClaudeCodeProfile(engine),
   },
+  genai: {
+    defaultNamespace: 'agent',
+    terminalRecord: { description: 'ended `execute_tool` spans', signal: 'traces' },
+    detect: looksLikeGenAi,
+    // Allowlisted raw types map to these values; others become private keys, emitted as `other`.
+    // No `reads`: span names carry the operation and the model or tool name, so serve keeps all.
+    executionErrorTypes: GENAI_ERROR_TYPES,
+    create: (engine, repetition) => new GenAiProfile(engine, repetition),
+  },
 } as const satisfies Readonly<Record<string, WireProfileDefinition>>;
 
 /** Name of a built-in wire profile. */
@@ -100,10 +114,11 @@ export function isWireProfileName(name: unknown): name is WireProfileName {
 
 /**
  * The built-in profiles whose wire `sample` looks like, most specific first (`batch-span` before
- * `qwen-code`: the design's batch span may come from a qwen-code build that writes it).
+ * `qwen-code`: the design's batch span may come from a qwen-code build that writes it; the agents'
+ * own profiles before `genai`: qwen-code's own spans carry GenAI attributes).
  */
 export function detectWireProfiles(sample: TelemetrySample): WireProfileName[] {
-  const order: readonly WireProfileName[] = ['batch-span', 'qwen-code'];
+  const order: readonly WireProfileName[] = ['batch-span', 'qwen-code', 'claude-code', 'genai'];
   const found = order.filter((name) => WIRE_PROFILES[name].detect(sample));
   for (const name of Object.keys(WIRE_PROFILES) as WireProfileName[]) {
     if (!found.includes(name) && WIRE_PROFILES[name].detect(sample)) found.push(name);

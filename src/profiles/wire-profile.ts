@@ -26,6 +26,22 @@ export interface SpanView {
   readonly endTime?: HrTime;
   /** The producer's Resource (`service.name`, `service.version`, `deployment.environment`…), when known. */
   readonly resource?: ResourceView | undefined;
+  /**
+   * Span status at end (`code`: 0 unset, 1 ok, 2 error, as `SpanStatusCode`). Read by the `genai`
+   * profile; the SDK's `ReadableSpan` and `RecordedSpan` carry it.
+   */
+  readonly status?: { readonly code: number };
+  /**
+   * Span events at end. Read by the `genai` profile for the `exception` event's `exception.type`;
+   * recorded spans keep only `exception` events.
+   */
+  readonly events?: readonly SpanEventView[];
+}
+
+/** The part of a span event a profile reads. */
+export interface SpanEventView {
+  readonly name: string;
+  readonly attributes?: Readonly<Record<string, unknown>>;
 }
 
 /** The part of a Resource a profile or report reads. The SDK's `Resource` satisfies it. */

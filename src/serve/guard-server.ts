@@ -16,6 +16,7 @@ import type { BatchDecision } from '../engine/failure-engine.js';
 import { RepeatedToolFailureGuard } from '../otel/repeated-tool-failure-guard.js';
 import type { GuardMode } from '../core/failure/types.js';
 import type { WireProfileDefinition, WireProfileName } from '../profiles/registry.js';
+import { AutoDetectProfile } from '../profiles/auto/auto-profile.js';
 import { startOtlpHttpReceiver } from './otlp-http-receiver.js';
 import type { OtlpHttpReceiver } from './otlp-http-receiver.js';
 import { DEFAULT_INGEST_BUDGET_BYTES, IngestBudget } from './ingest-budget.js';
@@ -48,8 +49,12 @@ export interface GuardServerOptions {
   readonly print?: (line: string) => void;
   /** Export interval of the guard's counters, in milliseconds. @defaultValue `10000` */
   readonly metricExportIntervalMillis?: number;
-  /** The agent's wire profile. @defaultValue `'qwen-code'` */
-  readonly profile?: WireProfileName;
+  /**
+   * The agent's wire profile, or `auto`: trace by trace, `qwen-code` for traces holding a
+   * `qwen-code.*` span (and every log record), `genai` for every other trace (names as qwen-code's).
+   * @defaultValue `'qwen-code'`
+   */
+  readonly profile?: WireProfileName | 'auto';
   /**
    * Where operational notes go (unjudged batches with their reason, at most one line a second
    * per reason; refused requests, at most one line per 10 s per kind; each with the count since the
@@ -165,7 +170,9 @@ export async function startGuardServer(options: GuardServerOptions = {}): Promis
   const tickMillis = int('tickMillis', options.tickMillis, Math.max(10, Math.min(250, Math.floor(grace / 4))), 1);
   const print = options.print ?? ((line: string) => process.stdout.write(`${line}\n`));
   const endpoint = options.exportEndpoint?.replace(/\/+$/, '');
-  const report = options.report === true ? new ServeReportCollector(options.profile ?? 'qwen-code', (WIRE_PROFILES as Readonly<Record<string, WireProfileDefinition>>)[options.profile ?? 'qwen-code']?.readReportInputs) : undefined;
+  // Under `auto` the report reads its inputs the qwen-code way (the router's names are qwen-code's).
+  const reportProfile: WireProfileName = options.profile === undefined || options.profile === 'auto' ? 'qwen-code' : options.profile;
+  const report = options.report === true ? new ServeReportCollector(reportProfile, (WIRE_PROFILES as Readonly<Record<string, WireProfileDefinition>>)[reportProfile]?.readReportInputs) : undefined;
   const loggerProvider = new LoggerProvider({
     processors: [
       ...(report === undefined ? [] : [new SimpleLogRecordProcessor({ exporter: report.logExporter })]),
@@ -181,7 +188,7 @@ export async function startGuardServer(options: GuardServerOptions = {}): Promis
   const meterProvider = new MeterProvider({ readers: [reader] });
   const guard = new RepeatedToolFailureGuard({
     mode: options.mode ?? 'shadow',
-    profile: options.profile ?? 'qwen-code',
+    profile: options.profile === 'auto' ? (engine, repetition) => new AutoDetectProfile(engine, repetition) : (options.profile ?? 'qwen-code'),
     controlHookRequired: false,
     meterProvider,
     loggerProvider,
@@ -216,7 +223,9 @@ export async function startGuardServer(options: GuardServerOptions = {}): Promis
   const profile = guard.options.profile;
   // The shadow report reads more than the profile (usage, call arguments): with it, records are kept whole.
   const reads =
-    typeof profile === 'string' && report === undefined ? WIRE_PROFILES[profile].reads?.({ batchSpan: guard.options.batchSpan }) : undefined;
+    typeof profile === 'string' && report === undefined
+      ? (WIRE_PROFILES[profile] as WireProfileDefinition).reads?.({ batchSpan: guard.options.batchSpan })
+      : undefined;
   const projection = new RecordProjection(reads);
   const rejections = new RejectionLog(log);
   let spansKept = 0;

@@ -80,6 +80,9 @@ export class RecordProjection {
           startTime: s.startTime,
           endTime: s.endTime,
           scopeName: s.scopeName,
+          resource: s.resource,
+          status: s.status,
+          events: s.events,
         }),
       );
     }
@@ -97,6 +100,7 @@ export class RecordProjection {
         eventName: l.eventName,
         instrumentationScope: l.instrumentationScope,
         body: undefined,
+        resource: l.resource,
       });
     }
     return { spans, logs, metricCount: batch.metricCount, ignoredCount: batch.ignoredCount };
