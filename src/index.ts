@@ -22,6 +22,9 @@ export type { AfterToolBatchInput, BeforeToolCallInput } from './otel/guard-cont
 export { DEFAULT_OPTIONS, resolveOptions } from './otel/config.js';
 export type { RepeatedToolFailureGuardOptions, ResolvedGuardOptions } from './otel/config.js';
 export type { WireProfileName } from './profiles/registry.js';
+export { genAiPromptId } from './profiles/genai/genai-profile.js';
+export { GENAI_ERROR_TYPES } from './profiles/genai/error-types.js';
+export type { GenAiErrorType } from './profiles/genai/error-types.js';
 export { DEFAULT_GUARD_MODE, parseGuardMode } from './core/mode.js';
 export { GUARD_MODE_ENV_VAR } from './profiles/qwen-code/mode-sources.js';
 

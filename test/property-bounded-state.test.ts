@@ -106,6 +106,25 @@ describe('bounded state under a prompt flood', () => {
     expect(after).toEqual(['none', 'none', 'none', 'none', 'none']); // today: [..., 'remind', 'stop']
   });
 
+  // Issue 13 item 2: the tombstone list once kept 4,096-10,000 ids, so after enough later evictions
+  // an evicted prompt came back fresh and could remind and stop. Evicted ids now live in a filter.
+  it('an evicted prompt stays dead after 40,000 later evictions (engine level)', () => {
+    const s = guardedSdk({ mode: 'enforce', maxOpenPrompts: 8 }, false);
+    let call = 0;
+    const batch = (id: string, span: ReturnType<typeof startInteraction>) => {
+      modelRequest(s.tracer, s.logger, span, id);
+      toolCall(s.tracer, s.logger, span, id, { callId: `c${++call}` });
+      toolCall(s.tracer, s.logger, span, id, { callId: `c${++call}` });
+      return s.guard.control.afterToolBatch({ promptId: id, ...DRAIN_OK }).type;
+    };
+    const a = startInteraction(s.tracer, 'victim');
+    expect([0, 1, 2, 3].map(() => batch('victim', a))).toEqual(['none', 'none', 'none', 'remind']);
+    for (let i = 0; i < 40_000; i++) s.guard.engine.observePrompt(`flood-${i}`, { foreground: true });
+    expect(s.guard.engine.openPromptCount).toBeLessThanOrEqual(8);
+    expect([0, 1, 2, 3, 4].map(() => batch('victim', a))).toEqual(['none', 'none', 'none', 'none', 'none']);
+    expect(s.guard.engine.evictedFilterFalsePositiveRate).toBeLessThan(1e-6);
+  }, 15_000);
+
   it('property: with a tiny capacity and arbitrary interleavings, open state stays bounded and an evicted prompt gets no action', () => {
     fc.assert(
       fc.property(

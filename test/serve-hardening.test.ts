@@ -62,7 +62,7 @@ const statusOf = (rawReply: string): number => Number(/^HTTP\/1\.1 (\d{3})/.exec
 const validLogs = (promptId: string) => JSON.stringify(otlpLogsBatchRequest(promptId, Date.now()));
 
 beforeAll(async () => {
-  server = await startGuardServer({ port: 0, graceMillis: 50, maxBodyBytes: MAX, print: () => {} });
+  server = await startGuardServer({ port: 0, graceMillis: 50, maxBodyBytes: MAX, print: () => {}, log: () => undefined });
   const u = new URL(server.url);
   host = u.hostname;
   port = Number(u.port);

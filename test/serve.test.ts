@@ -59,7 +59,7 @@ describe('serve: real OTLP/HTTP exporters to the guard on 127.0.0.1', () => {
   });
 
   it('keeps serving valid requests after malformed ones', async () => {
-    const server = await startGuardServer({ port: 0, graceMillis: 50, print: () => undefined });
+    const server = await startGuardServer({ port: 0, graceMillis: 50, print: () => undefined, log: () => undefined });
     try {
       const bad = await fetch(`${server.url}/v1/logs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"resourceLogs": [' });
       expect(bad.status).toBe(400);

@@ -83,13 +83,34 @@ program
   .option('--export-endpoint <url>', 'OTLP/HTTP base URL to export the guard telemetry to (…/v1/logs, …/v1/metrics); printed to stdout when absent')
   .addOption(new Option('--grace-millis <ms>', 'how long records are held to reorder the span and log streams before a batch is judged').argParser(positiveInt).default(10_000))
   .addOption(new Option('--max-body-bytes <n>', 'largest accepted request body, after decompression (413 beyond)').argParser(positiveInt).default(16 * 1024 * 1024))
+  .addOption(
+    new Option('--ingest-budget-bytes <n>', 'memory budget for held telemetry plus bodies being read; 503/429 with Retry-After beyond')
+      .argParser(positiveInt)
+      .default(256 * 1024 * 1024),
+  )
   .addOption(new Option('--mode <mode>', 'guard mode label for decisions: shadow, warn or enforce').argParser(modeArg).default('shadow'))
-  .addOption(new Option('--profile <profile>', "the agent's wire profile").choices(Object.keys(WIRE_PROFILES)).default('qwen-code'))
+  .addOption(
+    new Option('--profile <profile>', "the agent's wire profile; auto reads qwen-code traces and logs as qwen-code, every other trace as genai")
+      .choices(['auto', ...Object.keys(WIRE_PROFILES)])
+      .default('qwen-code'),
+  )
   .option('--report <file>', 'write the HTML shadow report to <file> at exit and on SIGUSR2; needs the optional package echarts')
-  .action(async (opts: { port: number; host: string; exportEndpoint?: string; graceMillis: number; maxBodyBytes: number; mode: GuardMode; profile: WireProfileName; report?: string }) => {
-    const { runServe } = await import('./commands/serve.js');
-    await runServe(opts, io);
-  });
+  .action(
+    async (opts: {
+      port: number;
+      host: string;
+      exportEndpoint?: string;
+      graceMillis: number;
+      maxBodyBytes: number;
+      ingestBudgetBytes: number;
+      mode: GuardMode;
+      profile: WireProfileName | 'auto';
+      report?: string;
+    }) => {
+      const { runServe } = await import('./commands/serve.js');
+      await runServe(opts, io);
+    },
+  );
 
 program
   .command('claude-code-hook')

@@ -5,6 +5,8 @@
  */
 import type { BatchReceipt, ExecutionStatus, TerminalStatus, ToolCallObservation } from '../core/failure/types.js';
 import type { CallFacts, CallUpdate } from './call-facts.js';
+import { classifyExecutionErrorType } from './error-vocabulary.js';
+import type { ExecutionErrorVocabulary } from './error-vocabulary.js';
 
 /** One call of the open batch: its facts, flattened in (one object a call). */
 export interface CallRecord extends CallFacts {
@@ -29,9 +31,6 @@ export interface OpenBatch {
   overflow: boolean;
   lastActivityMillis: number;
 }
-
-/** Shape of a ToolErrorType value (wire reference §3); anything else is treated as unclassified. */
-const ERROR_TYPE_SHAPE = /^[a-z][a-z0-9_]{0,63}$/;
 
 const TERMINAL: ReadonlySet<string> = new Set<TerminalStatus>(['success', 'error', 'cancelled']);
 const EXECUTION: ReadonlySet<string> = new Set<ExecutionStatus>(['not_started', 'success', 'error', 'cancelled', 'unknown']);
@@ -66,8 +65,12 @@ function assign(t: CallFacts, f: CallFacts | undefined): void {
   if (t.providerDuplicate === undefined) t.providerDuplicate = f.providerDuplicate;
 }
 
-/** Build one receipt entry from gathered facts (wire reference §8 "Per-call inputs"). */
-export function observationFromFacts(callId: string, f: CallFacts): ToolCallObservation {
+/**
+ * Build one receipt entry from gathered facts (wire reference §8 "Per-call inputs"). The execution
+ * error type is mapped onto the profile's closed vocabulary (`error-vocabulary.ts`): a value
+ * outside it becomes an in-memory `other#<digest>` key, free text stays unclassified.
+ */
+export function observationFromFacts(callId: string, f: CallFacts, vocabulary?: ExecutionErrorVocabulary): ToolCallObservation {
   const terminal = f.terminalStatus !== undefined && TERMINAL.has(f.terminalStatus) ? (f.terminalStatus as TerminalStatus) : undefined;
   const rawExecution = f.spanExecutionStatus ?? f.logExecutionStatus;
   const execution = rawExecution === undefined ? undefined : EXECUTION.has(rawExecution) ? (rawExecution as ExecutionStatus) : 'unknown';
@@ -75,8 +78,8 @@ export function observationFromFacts(callId: string, f: CallFacts): ToolCallObse
   if (execution === 'error') {
     if (f.spanExecutionStatus === 'error' && f.spanErrorType) errorType = f.spanErrorType;
     else if (f.logExecutionStatus === 'error' && f.logErrorType) errorType = f.logErrorType;
-    // Free text is never a classification, and must never reach the diagnostic log.
-    if (errorType !== undefined && !ERROR_TYPE_SHAPE.test(errorType)) errorType = undefined;
+    // Free text is never a classification; nothing raw reaches the diagnostic log.
+    errorType = classifyExecutionErrorType(errorType, vocabulary);
   }
   return {
     callId,
@@ -153,12 +156,12 @@ export function mergeCallUpdate(open: OpenBatch, update: CallUpdate, maxCalls: n
  * (OpenTelemetry JS records starts to the millisecond and ends to the nanosecond,
  * opentelemetry-js#5804), and the terminal record already carries the outcome.
  */
-export function sealBatch(open: OpenBatch): BatchReceipt {
+export function sealBatch(open: OpenBatch, vocabulary?: ExecutionErrorVocabulary): BatchReceipt {
   const observations: ToolCallObservation[] = [];
   let complete = !open.overflow;
   for (const call of open.calls) {
     if ((call.flags & SETTLED) === 0) complete = false;
-    observations.push(observationFromFacts(call.callId, call));
+    observations.push(observationFromFacts(call.callId, call, vocabulary));
   }
   return { complete, observations };
 }

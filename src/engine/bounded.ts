@@ -30,6 +30,11 @@ export class BoundedSet<T> {
     return this._young.has(v) || (this._old?.has(v) ?? false);
   }
 
+  /** Entries held (at most `max`). */
+  get size(): number {
+    return this._young.size + (this._old?.size ?? 0);
+  }
+
   delete(v: T): void {
     this._young.delete(v);
     this._old?.delete(v);
@@ -64,20 +69,4 @@ export class BoundedMap<K, V> {
     this._young.delete(k);
     this._old?.delete(k);
   }
-}
-
-/**
- * Remove the oldest entries of an insertion-ordered `Map` once it holds `max`: an eighth at a time,
- * in one pass, so the cost per insert stays O(1) amortised. Returns the removed values.
- */
-export function trimOldest<K, V>(map: Map<K, V>, max: number): V[] {
-  if (map.size < max) return [];
-  const drop = Math.max(1, map.size - max + 1, Math.floor(max / 8));
-  const removed: V[] = [];
-  for (const [k, v] of map) {
-    if (removed.length >= drop) break;
-    map.delete(k);
-    removed.push(v);
-  }
-  return removed;
 }

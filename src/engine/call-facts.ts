@@ -58,6 +58,7 @@ export interface PromptInfo {
 /**
  * Route label. `acp_foreground` is the in-tree value (interactive ACP foreground prompt);
  * `headless` marks a qwen-code `-p` prompt (`qwen-code.message_type = userQuery`), where qwen-code
- * itself has no guard.
+ * itself has no guard; `agent_run` marks one agent run (`invoke_agent`) of a framework that follows
+ * the OpenTelemetry GenAI conventions (the `genai` profile).
  */
-export type GuardRoute = 'acp_foreground' | 'headless';
+export type GuardRoute = 'acp_foreground' | 'headless' | 'agent_run';

@@ -3,13 +3,15 @@
  * `serve`. Profiles translate telemetry into {@link CallUpdate}s and boundaries; the engine builds
  * the batch receipt, calls the pure reducer, and reports each reduction to its listeners.
  */
-import { BoundedMap, BoundedSet, trimOldest } from './bounded.js';
+import { BoundedMap, BoundedSet } from './bounded.js';
+import { PromptRegistry } from './prompt-registry.js';
 import { notifyAll } from './notify.js';
 import { reduceFailure, initialFailureState } from '../core/failure/reducer.js';
 import type { CallUpdate, PromptInfo } from './call-facts.js';
 import { findCall, hasRunningCall, hasSettledCall, hasUnsettledCall, mergeCallUpdate, newOpenBatch, sealBatch } from './batch-assembler.js';
 import type { OpenBatch } from './batch-assembler.js';
 import type { GuardRoute } from './call-facts.js';
+import type { ExecutionErrorVocabulary } from './error-vocabulary.js';
 import type {
   BatchReceipt,
   DrainSignals,
@@ -76,6 +78,23 @@ export interface FailureEngineSettings {
   readonly maxCallsPerBatch: number;
   readonly promptIdleMillis: number;
   /**
+   * Bytes of the filter that remembers evicted prompt ids for good (see `PromptRegistry`).
+   * @defaultValue `1048576`
+   */
+  readonly evictedPromptFilterBytes?: number;
+  /**
+   * Most bytes the prompts may hold, estimated ({@link PROMPT_ESTIMATE_BYTES} a prompt,
+   * {@link CALL_ESTIMATE_BYTES} a call held, {@link CLOSED_CALL_ESTIMATE_BYTES} a judged call id
+   * remembered); beyond it the oldest prompts are evicted (`capacity`). @defaultValue `268435456` (256 MiB)
+   */
+  readonly maxHeldBytes?: number;
+  /**
+   * The profile's closed vocabulary of execution error types; other values key the reducer as
+   * `other#<digest>` and are emitted as `other`. @defaultValue none: identifier-shaped values are
+   * kept (the guard facade always passes its profile's vocabulary)
+   */
+  readonly executionErrorTypes?: ExecutionErrorVocabulary;
+  /**
    * When false, `warn` and `enforce` decide at batch close with the assumed drain, like `shadow`
    * (replay and serve, where no Session calls the hook). In-process it is true.
    */
@@ -120,6 +139,17 @@ interface PromptEntry {
   lastSeenMillis: number;
 }
 
+/** Default size of the evicted-prompt filter: 1 MiB, about 1% false positives after 875,000 evictions. */
+export const DEFAULT_EVICTED_PROMPT_FILTER_BYTES = 1_048_576;
+/** Default byte bound of the prompts held: 256 MiB. */
+export const DEFAULT_MAX_HELD_BYTES = 256 * 1024 * 1024;
+/** Estimated bytes of a prompt's state without calls (measured about 800 with one call on Node 20). */
+export const PROMPT_ESTIMATE_BYTES = 1024;
+/** Estimated bytes of one call held in an open, closing or pending batch (measured about 180 on Node 20). */
+export const CALL_ESTIMATE_BYTES = 256;
+/** Estimated bytes of one judged call id remembered to drop its late records. */
+export const CLOSED_CALL_ESTIMATE_BYTES = 96;
+
 const ASSUMED_DRAIN: DrainSignals = { hasExternalInput: false, hasQueuedPrompt: false, inputReliable: true };
 const NO_HOOK_DRAIN: DrainSignals = { hasExternalInput: false, hasQueuedPrompt: false, inputReliable: false };
 const NO_ACTION: FailureAction = { type: 'none' };
@@ -130,22 +160,27 @@ const MAX_CLOSED_CALLS_PER_PROMPT = 4096;
  */
 export class FailureEngine {
   private readonly _settings: FailureEngineSettings;
-  private readonly _prompts = new Map<string, PromptEntry>();
-  /** Prompts that ended: their late records are dropped. */
-  private readonly _finished: BoundedSet<string>;
-  /** Prompts evicted before they ended: never tracked again, so they can never enforce. */
-  private readonly _evicted: BoundedSet<string>;
+  /**
+   * Prompts held, with tombstones: prompts that ended (their late records are dropped) and prompts
+   * evicted before they ended (never tracked again, so they can never enforce).
+   */
+  private readonly _prompts: PromptRegistry<PromptEntry>;
   private readonly _channelPrompts: BoundedSet<string>;
   private readonly _modeOverrides: BoundedMap<string, GuardMode>;
   private readonly _listeners: FailureEngineListener[] = [];
   private _lateRecords = 0;
-  /** Clock value of the first stamp: stamps are milliseconds since then, small integers (no heap number a prompt). */
-  private _epoch: number | undefined;
 
   constructor(settings: FailureEngineSettings) {
     this._settings = settings;
-    this._finished = new BoundedSet(settings.maxOpenPrompts);
-    this._evicted = new BoundedSet(Math.max(4096, settings.maxOpenPrompts));
+    this._prompts = new PromptRegistry({
+      maxEntries: settings.maxOpenPrompts,
+      maxBytes: settings.maxHeldBytes ?? DEFAULT_MAX_HELD_BYTES,
+      now: settings.now,
+      tombstones: {
+        finishedCapacity: settings.maxOpenPrompts,
+        evictedFilterBytes: settings.evictedPromptFilterBytes ?? DEFAULT_EVICTED_PROMPT_FILTER_BYTES,
+      },
+    });
     this._channelPrompts = new BoundedSet(2 * settings.maxOpenPrompts);
     this._modeOverrides = new BoundedMap(2 * settings.maxOpenPrompts);
   }
@@ -163,6 +198,19 @@ export class FailureEngine {
   /** Prompts currently held in memory. */
   get openPromptCount(): number {
     return this._prompts.size;
+  }
+
+  /**
+   * Estimated share of new prompt ids the evicted-prompt filter refuses by mistake (those prompts are
+   * never tracked: a miss, never a wrong action). `0` until a prompt is evicted.
+   */
+  get evictedFilterFalsePositiveRate(): number {
+    return this._prompts.evictedFalsePositiveRate;
+  }
+
+  /** Estimated bytes the prompts hold now (bounded by `maxHeldBytes`). */
+  get heldBytes(): number {
+    return this._prompts.heldBytes;
   }
 
   addListener(listener: FailureEngineListener): void {
@@ -271,6 +319,7 @@ export class FailureEngine {
     if (closing !== undefined && findCall(closing, update.callId) !== undefined) {
       mergeCallUpdate(closing, update, this._settings.maxCallsPerBatch);
       if (!hasUnsettledCall(closing)) this._sealClosing(entry);
+      this._reweigh(entry);
       return;
     }
     let open = entry.open;
@@ -289,6 +338,14 @@ export class FailureEngine {
       entry.open = open;
     }
     mergeCallUpdate(open, update, this._settings.maxCallsPerBatch);
+    this._reweigh(entry);
+  }
+
+  /** Update the prompt's byte estimate; evict the oldest other prompts if the bound is passed. */
+  private _reweigh(entry: PromptEntry): void {
+    const calls = (entry.open?.calls.length ?? 0) + (entry.closing?.calls.length ?? 0) + (entry.pending?.receipt.observations.length ?? 0);
+    const bytes = PROMPT_ESTIMATE_BYTES + CALL_ESTIMATE_BYTES * calls + CLOSED_CALL_ESTIMATE_BYTES * (entry.closedCalls?.size ?? 0);
+    for (const [, other] of this._prompts.weigh(entry.promptId, entry, bytes)) this._evict(other, 'capacity');
   }
 
   /** Another loop protection stopped the prompt's turn: its final batch is not reduced. */
@@ -347,41 +404,31 @@ export class FailureEngine {
 
   /** Reduce or drop everything still held: used by `forceFlush`, `shutdown` and the end of a replay. */
   finishAll(): void {
-    for (const entry of [...this._prompts.values()]) {
-      this.endPrompt(entry.promptId);
-    }
+    for (const [promptId] of this._prompts.entries()) this.endPrompt(promptId);
   }
 
   /** Evict prompts idle longer than `promptIdleMillis` (by the engine clock). */
   sweep(): void {
-    const now = this._stamp();
-    const limit = now - this._settings.promptIdleMillis;
     // A call still running (a long build, a pending permission) holds the prompt 4x longer.
-    const runningLimit = now - 4 * this._settings.promptIdleMillis;
-    for (const entry of [...this._prompts.values()]) {
-      if (entry.lastSeenMillis >= limit) continue;
-      if (entry.lastSeenMillis >= runningLimit && (hasRunningCall(entry.open) || hasRunningCall(entry.closing))) continue;
+    for (const [, entry] of this._prompts.idle(this._settings.promptIdleMillis, (e) => hasRunningCall(e.open) || hasRunningCall(e.closing))) {
       this._evict(entry, 'idle');
     }
   }
 
   /** Engine clock in milliseconds since the first stamp, rounded. */
   private _stamp(): number {
-    const now = this._settings.now();
-    this._epoch ??= now;
-    return Math.round(now - this._epoch);
+    return this._prompts.stamp();
   }
 
   private _entry(promptId: string): PromptEntry | undefined {
-    const existing = this._prompts.get(promptId);
-    if (existing !== undefined) return existing;
-    if (this._finished.has(promptId) || this._evicted.has(promptId)) {
-      this._lateRecords += 1;
-      return undefined;
-    }
-    if (this._settings.mode === 'off') return undefined;
-    for (const oldest of trimOldest(this._prompts, this._settings.maxOpenPrompts)) this._evict(oldest, 'capacity');
-    const entry: PromptEntry = {
+    const admission = this._prompts.admit(promptId, () => (this._settings.mode === 'off' ? undefined : this._newEntry(promptId)));
+    for (const [, oldest] of admission.trimmed) this._evict(oldest, 'capacity');
+    if (admission.status === 'finished' || admission.status === 'evicted') this._lateRecords += 1;
+    return admission.entry;
+  }
+
+  private _newEntry(promptId: string): PromptEntry {
+    return {
       promptId,
       mode: this._channelPrompts.has(promptId) ? 'off' : (this._modeOverrides.get(promptId) ?? this._settings.mode),
       route: 'acp_foreground',
@@ -399,8 +446,6 @@ export class FailureEngine {
       closedCalls: undefined,
       lastSeenMillis: this._stamp(),
     };
-    this._prompts.set(promptId, entry);
-    return entry;
   }
 
   /**
@@ -426,9 +471,10 @@ export class FailureEngine {
 
   private _close(entry: PromptEntry, open: OpenBatch, byHook: boolean): void {
     if (open.calls.length === 0 && !open.overflow) return;
-    const receipt = sealBatch(open);
+    const receipt = sealBatch(open, this._settings.executionErrorTypes);
     entry.closedCalls ??= new BoundedSet(MAX_CLOSED_CALLS_PER_PROMPT);
     for (const call of open.calls) entry.closedCalls.add(call.callId);
+    this._reweigh(entry);
     if (!entry.foreground || entry.mode === 'off') return;
     this._reducePending(entry, this._noHookDrain(entry), 'assumed');
     entry.batchCount += 1;
@@ -480,11 +526,9 @@ export class FailureEngine {
   }
 
   private _forget(entry: PromptEntry, evicted = false): void {
-    this._prompts.delete(entry.promptId);
+    this._prompts.forget(entry.promptId, evicted ? 'evicted' : 'finished');
     this._channelPrompts.delete(entry.promptId);
     this._modeOverrides.delete(entry.promptId);
-    if (evicted) this._evicted.add(entry.promptId);
-    else this._finished.add(entry.promptId);
     notifyAll(this._listeners, (l) => l.onPromptForgotten?.(entry.promptId, entry.traceId), this._settings.reportError);
   }
 

@@ -3,11 +3,12 @@
  * memory (see `call-digest.ts`), and decisions reported to listeners. Arguments are never stored;
  * digests and fingerprints never leave this module.
  */
-import { trimOldest } from './bounded.js';
+import { PromptRegistry } from './prompt-registry.js';
 import { notifyAll } from './notify.js';
 import { digestCanonicalText, digestJsonText, emptyArgumentsDigest } from './call-digest.js';
 import type { ArgumentsDigest } from './call-digest.js';
 import { canonicalArgumentsText, canonicalJson } from './fingerprint.js';
+import { withinFingerprintBound } from './fingerprint-bound.js';
 import { initialRepetitionState, reduceRepetition } from '../core/repetition/reducer.js';
 import type { RepetitionAction, RepetitionOutcome, RepetitionState } from '../core/repetition/types.js';
 import type { RepetitionConfig } from '../core/repetition/config.js';
@@ -143,16 +144,16 @@ export function isReportedRepetitionDecision(o: RepetitionOutcome): boolean {
 /** The repetition breaker's per-session shell. */
 export class RepetitionEngine {
   private readonly _settings: RepetitionEngineSettings;
-  private readonly _sessions = new Map<string, SessionEntry>();
+  /** Sessions held; a forgotten session starts fresh (no tombstones: nothing it held can act). */
+  private readonly _sessions: PromptRegistry<SessionEntry>;
   private readonly _listeners: RepetitionListener[] = [];
   private _uncomparable = 0;
   /** The digest of the call being reduced (scratch: one per engine, not per call). */
   private readonly _digest: ArgumentsDigest = emptyArgumentsDigest();
-  /** Clock value of the first stamp (stamps stay small integers). */
-  private _epoch: number | undefined;
 
   constructor(settings: RepetitionEngineSettings) {
     this._settings = settings;
+    this._sessions = new PromptRegistry({ maxEntries: settings.maxSessions, now: settings.now });
   }
 
   /** Whether the breaker runs at all. */
@@ -184,8 +185,7 @@ export class RepetitionEngine {
 
   /** Forget sessions idle longer than `sessionIdleMillis` (by the engine clock). */
   sweep(): void {
-    const limit = this._stamp() - this._settings.sessionIdleMillis;
-    for (const [key, entry] of this._sessions) if (entry.lastSeenMillis < limit) this._sessions.delete(key);
+    for (const [key] of this._sessions.idle(this._settings.sessionIdleMillis)) this._sessions.forget(key, 'dropped');
   }
 
   /** Sessions held now. */
@@ -193,31 +193,20 @@ export class RepetitionEngine {
     return this._sessions.size;
   }
 
-  private _stamp(): number {
-    const now = this._settings.now();
-    this._epoch ??= now;
-    return Math.round(now - this._epoch);
-  }
-
   private _entry(key: string): SessionEntry {
-    let entry = this._sessions.get(key);
-    if (entry === undefined) {
-      trimOldest(this._sessions, this._settings.maxSessions);
-      entry = {
-        state: initialRepetitionState(),
-        promptId: undefined,
-        hookDriven: false,
-        lastSeenMillis: 0,
-        lastCallId: undefined,
-        previousCallId: undefined,
-        lastTool: undefined,
-        lastLength: 0,
-        lastHigh: 0,
-        lastLow: 0,
-      };
-      this._sessions.set(key, entry);
-    }
-    entry.lastSeenMillis = this._stamp();
+    const entry = this._sessions.admit(key, () => ({
+      state: initialRepetitionState(),
+      promptId: undefined,
+      hookDriven: false,
+      lastSeenMillis: 0,
+      lastCallId: undefined,
+      previousCallId: undefined,
+      lastTool: undefined,
+      lastLength: 0,
+      lastHigh: 0,
+      lastLow: 0,
+    })).entry as SessionEntry;
+    entry.lastSeenMillis = this._sessions.stamp();
     return entry;
   }
 
@@ -238,6 +227,7 @@ export class RepetitionEngine {
     }
     const state = entry.state;
     const fingerprint = this._fingerprint(entry, call);
+    if (fingerprint === undefined) return undefined;
     // The next call is compared with this one (a latched state ignores calls until it goes idle).
     entry.lastTool = call.toolName;
     entry.lastLength = this._digest.length;
@@ -257,13 +247,16 @@ export class RepetitionEngine {
 
   /**
    * The fingerprint handed to the reducer for a call; leaves the call's digest in `_digest`.
+   * In-process arguments whose serialisation would exceed the work bound (`fingerprint-bound.ts`)
+   * get no fingerprint and so no verdict: `undefined`.
    *
    * Strict counting (`windowSize` 0): one of two constant tokens, the session state's own when the
    * call equals the last counted call (same tool name, then same canonical length and digest),
    * the other one when not; no string is built per call. With a window: the tool name and digest
    * as a string (the window compares each call with several earlier ones).
    */
-  private _fingerprint(entry: SessionEntry, call: RepetitionCall): string {
+  private _fingerprint(entry: SessionEntry, call: RepetitionCall): string | undefined {
+    if (!call.argsAreJsonText && !withinFingerprintBound(call.args)) return undefined;
     const digest = this._digest;
     this._digestOf(call, digest);
     if (this._settings.config.windowSize > 0) return `${call.toolName}\u0000${digest.length}.${digest.high}.${digest.low}`;

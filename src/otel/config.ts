@@ -1,28 +1,30 @@
 /**
  * Options of {@link createRepeatedToolFailureGuard}, their defaults, and their resolution.
  */
-import { diag } from '@opentelemetry/api';
 import type { MeterProvider } from '@opentelemetry/api';
 import type { LoggerProvider } from '@opentelemetry/api-logs';
-import { resolveGuardModeFromEnv } from '../profiles/qwen-code/mode-sources.js';
+import { GUARD_MODE_ENV_VAR, resolveGuardModeFromEnv } from '../profiles/qwen-code/mode-sources.js';
+import { DEFAULT_GUARD_MODE, parseGuardMode } from '../core/mode.js';
+import { DEFAULT_EVICTED_PROMPT_FILTER_BYTES, DEFAULT_MAX_HELD_BYTES } from '../engine/failure-engine.js';
+import { reportGuardDiagnostics } from './diagnostics.js';
 import { resolveRepetitionConfig } from '../core/repetition/config.js';
 import type { RepetitionConfig } from '../core/repetition/config.js';
 import type { BatchSpanProfileOptions } from '../profiles/batch-span/batch-span-profile.js';
 import { DEFAULT_NAMESPACE } from './semconv.js';
 import type { GuardMode } from '../core/failure/types.js';
 import type { WireProfileFactory } from '../profiles/wire-profile.js';
-import { WIRE_PROFILES } from '../profiles/registry.js';
+import { isWireProfileName, WIRE_PROFILES } from '../profiles/registry.js';
 import type { WireProfileName } from '../profiles/registry.js';
-
 
 /** Options of the guard. Every field is optional. */
 export interface RepeatedToolFailureGuardOptions {
   /**
-   * Guard mode for every prompt. When absent it is resolved from
-   * `QWEN_CODE_ACP_REPEATED_TOOL_FAILURE_GUARD` in {@link RepeatedToolFailureGuardOptions.env}
-   * (missing or invalid → `shadow`; see `resolveGuardMode`).
+   * Guard mode for every prompt, parsed like the environment variable (case-insensitive, trimmed:
+   * `'ENFORCE'` is `enforce`); an invalid value gives `shadow` and a diagnostic. When absent it is
+   * resolved from `QWEN_CODE_ACP_REPEATED_TOOL_FAILURE_GUARD` in
+   * {@link RepeatedToolFailureGuardOptions.env} (missing or invalid → `shadow`; see `resolveGuardMode`).
    */
-  readonly mode?: GuardMode;
+  readonly mode?: GuardMode | (string & Record<never, never>);
   /** Environment read when `mode` is absent. @defaultValue `process.env` */
   readonly env?: Readonly<Record<string, string | undefined>>;
   /**
@@ -52,9 +54,27 @@ export interface RepeatedToolFailureGuardOptions {
    * in milliseconds. Minimum `1000`. @defaultValue `7200000` (2 h)
    */
   readonly promptIdleMillis?: number;
+  /**
+   * Bytes of the filter that remembers evicted prompt ids for good, so an evicted prompt is never
+   * tracked again (allocated on the first eviction). Its false positives (about 1% after 875,000
+   * evictions at the default) make a new prompt untracked: a miss, never a wrong action. Minimum
+   * `64`. @defaultValue `1048576` (1 MiB)
+   */
+  readonly evictedPromptFilterBytes?: number;
+  /**
+   * Most bytes the prompt state may hold, estimated (1 KiB a prompt, 256 bytes a call held, 96
+   * bytes a judged call id remembered); beyond it the oldest prompts are evicted (`capacity`), so
+   * the guard's memory is bounded in bytes whatever the batch sizes. Minimum `65536`.
+   * @defaultValue `268435456` (256 MiB)
+   */
+  readonly maxHeldBytes?: number;
   /** How often idle prompts are swept, in milliseconds; `0` disables the timer. @defaultValue `60000` */
   readonly sweepIntervalMillis?: number;
-  /** Clock in milliseconds since the epoch (replay passes a virtual clock). @defaultValue `Date.now` */
+  /**
+   * Clock in milliseconds since the epoch (replay passes a virtual clock). A reading that is not a
+   * finite number (or a clock that throws) is replaced by `Date.now()`, with one diagnostic.
+   * @defaultValue `Date.now`
+   */
   readonly clock?: () => number;
   /**
    * Whether `warn` and `enforce` need the Session's {@link GuardControl.afterToolBatch} call for
@@ -68,7 +88,7 @@ export interface RepeatedToolFailureGuardOptions {
    * guard's mode; thresholds default to `{ enabled: true, warn: 3, abort: 5, windowSize: 0 }`
    * (the seed PR); `abort <= warn` is clamped to `warn + 1`.
    */
-  readonly repetition?: Partial<RepetitionConfig> & { readonly mode?: GuardMode };
+  readonly repetition?: Partial<RepetitionConfig> & { readonly mode?: GuardMode | (string & Record<never, never>) };
 }
 
 /** Resolved options. */
@@ -83,6 +103,8 @@ export interface ResolvedGuardOptions {
   readonly maxOpenPrompts: number;
   readonly maxCallsPerBatch: number;
   readonly promptIdleMillis: number;
+  readonly evictedPromptFilterBytes: number;
+  readonly maxHeldBytes: number;
   readonly sweepIntervalMillis: number;
   readonly clock: () => number;
   readonly controlHookRequired: boolean;
@@ -92,59 +114,203 @@ export interface ResolvedGuardOptions {
 
 /** Defaults of the numeric and list options. */
 export const DEFAULT_OPTIONS = {
+  mode: DEFAULT_GUARD_MODE,
   profile: 'qwen-code',
   namespace: DEFAULT_NAMESPACE,
   offMessageTypes: ['cron'],
   maxOpenPrompts: 10_000,
   maxCallsPerBatch: 1_024,
   promptIdleMillis: 7_200_000,
+  evictedPromptFilterBytes: DEFAULT_EVICTED_PROMPT_FILTER_BYTES,
+  maxHeldBytes: DEFAULT_MAX_HELD_BYTES,
   sweepIntervalMillis: 60_000,
+  controlHookRequired: true,
 } as const satisfies Partial<ResolvedGuardOptions>;
 
-function clampInt(name: string, value: number | undefined, fallback: number, min: number): number {
+/** Result of {@link validateOptions}: usable options, and one diagnostic per invalid input. */
+export interface ValidatedGuardOptions {
+  readonly options: ResolvedGuardOptions;
+  /** Operator messages, e.g. `mode must be one of off, shadow, warn, enforce; using shadow`. Never echo a value. */
+  readonly diagnostics: readonly string[];
+}
+
+/** Instrument names: ASCII, a letter first (OpenTelemetry instrument name syntax), at most 63 characters as a prefix. */
+const NAMESPACE_SHAPE = /^[A-Za-z][A-Za-z0-9_.\-/]{0,62}$/;
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** Read a property without letting a throwing getter or proxy escape. */
+function prop(o: Record<string, unknown>, key: string, issues: string[]): unknown {
+  try {
+    return o[key];
+  } catch {
+    issues.push(`${key} could not be read; using its default`);
+    return undefined;
+  }
+}
+
+function intOption(issues: string[], name: string, value: unknown, fallback: number, min: number): number {
   if (value === undefined) return fallback;
-  if (!Number.isFinite(value) || Math.floor(value) !== value || value < min) {
-    diag.warn(`RepeatedToolFailureGuard: ${name} must be an integer >= ${min}, using ${fallback}`);
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min) {
+    issues.push(`${name} must be an integer >= ${min}; using ${fallback}`);
     return fallback;
   }
   return value;
 }
 
+function modeOption(issues: string[], name: string, value: unknown, fallback: GuardMode): GuardMode {
+  const mode = typeof value === 'string' ? parseGuardMode(value) : undefined;
+  if (mode !== undefined) return mode;
+  issues.push(`${name} must be one of off, shadow, warn, enforce (any case); using ${fallback}`);
+  return fallback;
+}
+
+/** A clock whose non-finite readings (and throws) are replaced by `Date.now()`, reported once. */
+function safeClock(clock: () => number, report: (message: string) => void): () => number {
+  let reported = false;
+  return () => {
+    let v: unknown;
+    try {
+      v = clock();
+    } catch {
+      v = undefined;
+    }
+    if (typeof v === 'number' && Number.isFinite(v)) return v;
+    if (!reported) {
+      reported = true;
+      report('clock returned a value that is not a finite number; using Date.now() for such readings');
+    }
+    return Date.now();
+  };
+}
+
 /**
- * Apply defaults. Invalid numbers are replaced by their default with one `diag.warn`; nothing
- * throws. An invalid mode from the environment is reported through `diag.warn` too.
+ * Validate every option in one pass. Pure apart from reading `process.env` when `env` is absent:
+ * nothing is logged and nothing throws. An invalid value (wrong type, out of range, unknown name)
+ * is replaced by its default and described by one diagnostic; `options` that is not an object
+ * (`null`, a string) counts as no options, with a diagnostic.
+ *
+ * @param options - anything; normally a {@link RepeatedToolFailureGuardOptions}
+ * @param report - where a later problem (a clock reading that is not a number) is reported
  */
-export function resolveOptions(options: RepeatedToolFailureGuardOptions = {}): ResolvedGuardOptions {
-  let mode = options.mode;
-  if (mode === undefined) {
-    const resolved = resolveGuardModeFromEnv(options.env ?? process.env);
-    for (const d of resolved.diagnostics) diag.warn(`RepeatedToolFailureGuard: ${d}`);
+export function validateOptions(
+  options: unknown,
+  report: (message: string) => void = (m) => reportGuardDiagnostics([m]),
+): ValidatedGuardOptions {
+  const issues: string[] = [];
+  let o: Record<string, unknown> = {};
+  if (isRecord(options)) o = options;
+  else if (options !== undefined) issues.push('options must be an object; using the defaults');
+  const get = (key: string): unknown => prop(o, key, issues);
+
+  // mode: one parser for every source
+  let mode: GuardMode;
+  const rawMode = get('mode');
+  if (rawMode !== undefined) mode = modeOption(issues, 'mode', rawMode, DEFAULT_GUARD_MODE);
+  else {
+    const rawEnv = get('env');
+    let value: string | undefined;
+    if (rawEnv !== undefined && !isRecord(rawEnv)) issues.push('env must be an object of strings; using process.env');
+    if (!isRecord(rawEnv)) value = process.env[GUARD_MODE_ENV_VAR];
+    else {
+      const v = prop(rawEnv, GUARD_MODE_ENV_VAR, issues);
+      if (typeof v === 'string' || v === undefined) value = v;
+      else issues.push(`env.${GUARD_MODE_ENV_VAR} must be a string; ignored`);
+    }
+    const resolved = resolveGuardModeFromEnv({ [GUARD_MODE_ENV_VAR]: value });
+    issues.push(...resolved.diagnostics);
     mode = resolved.mode;
   }
-  const { mode: repetitionMode, ...repetitionInput } = options.repetition ?? {};
-  const repetition = resolveRepetitionConfig(repetitionInput);
-  for (const issue of repetition.issues) diag.warn(`RepeatedToolFailureGuard: repetition ${issue}`);
-  const profile = options.profile ?? DEFAULT_OPTIONS.profile;
-  const namespace = options.namespace?.trim()
-    ? options.namespace.trim()
-    : typeof profile === 'string'
-      ? WIRE_PROFILES[profile].defaultNamespace
-      : DEFAULT_OPTIONS.namespace;
-  return {
+
+  // repetition: an object of numbers and a mode
+  const rawRepetition = get('repetition');
+  let repetitionInput: Record<string, unknown> = {};
+  if (isRecord(rawRepetition)) repetitionInput = { ...rawRepetition };
+  else if (rawRepetition !== undefined) issues.push('repetition must be an object; using its defaults');
+  const { mode: rawRepetitionMode, ...repetitionRest } = repetitionInput;
+  const repetitionMode = rawRepetitionMode === undefined ? mode : modeOption(issues, 'repetition.mode', rawRepetitionMode, mode);
+  const repetition = resolveRepetitionConfig(repetitionRest as Partial<RepetitionConfig>);
+  for (const issue of repetition.issues) issues.push(`repetition: ${issue}`);
+
+  // profile: a built-in name or a factory
+  const rawProfile = get('profile');
+  let profile: WireProfileName | WireProfileFactory = DEFAULT_OPTIONS.profile;
+  if (typeof rawProfile === 'function') profile = rawProfile as WireProfileFactory;
+  else if (isWireProfileName(rawProfile)) profile = rawProfile;
+  else if (rawProfile !== undefined) {
+    issues.push(`profile must be one of ${Object.keys(WIRE_PROFILES).join(', ')} or a factory function; using ${DEFAULT_OPTIONS.profile}`);
+  }
+
+  const rawBatchSpan = get('batchSpan');
+  let batchSpan: BatchSpanProfileOptions = {};
+  if (isRecord(rawBatchSpan)) batchSpan = rawBatchSpan as BatchSpanProfileOptions;
+  else if (rawBatchSpan !== undefined) issues.push('batchSpan must be an object; using its defaults');
+
+  // namespace: a prefix of instrument and event names
+  const profileNamespace = typeof profile === 'string' ? WIRE_PROFILES[profile].defaultNamespace : DEFAULT_OPTIONS.namespace;
+  const rawNamespace = get('namespace');
+  let namespace: string = profileNamespace;
+  if (typeof rawNamespace === 'string' && NAMESPACE_SHAPE.test(rawNamespace.trim())) namespace = rawNamespace.trim();
+  else if (rawNamespace !== undefined) {
+    issues.push(`namespace must be a name of letters, digits, '.', '_', '-' or '/' starting with a letter; using ${profileNamespace}`);
+  }
+
+  const rawMeterProvider = get('meterProvider');
+  let meterProvider: MeterProvider | undefined;
+  if (isRecord(rawMeterProvider) && typeof rawMeterProvider.getMeter === 'function') meterProvider = rawMeterProvider as unknown as MeterProvider;
+  else if (rawMeterProvider !== undefined) issues.push('meterProvider must be a MeterProvider; using the global one');
+  const rawLoggerProvider = get('loggerProvider');
+  let loggerProvider: LoggerProvider | undefined;
+  if (isRecord(rawLoggerProvider) && typeof rawLoggerProvider.getLogger === 'function') loggerProvider = rawLoggerProvider as unknown as LoggerProvider;
+  else if (rawLoggerProvider !== undefined) issues.push('loggerProvider must be a LoggerProvider; using the global one');
+
+  // offMessageTypes: a list of exact values (a string would otherwise match substrings)
+  const rawOff = get('offMessageTypes');
+  let offMessageTypes: readonly string[] = DEFAULT_OPTIONS.offMessageTypes;
+  if (Array.isArray(rawOff) && rawOff.every((v) => typeof v === 'string')) offMessageTypes = Object.freeze([...(rawOff as string[])]);
+  else if (rawOff !== undefined) issues.push(`offMessageTypes must be an array of strings; using ['${DEFAULT_OPTIONS.offMessageTypes.join("', '")}']`);
+
+  const rawClock = get('clock');
+  let clock: () => number = Date.now;
+  if (typeof rawClock === 'function') clock = safeClock(rawClock as () => number, report);
+  else if (rawClock !== undefined) issues.push('clock must be a function returning milliseconds; using Date.now');
+
+  const rawHook = get('controlHookRequired');
+  let controlHookRequired: boolean = DEFAULT_OPTIONS.controlHookRequired;
+  if (typeof rawHook === 'boolean') controlHookRequired = rawHook;
+  else if (rawHook !== undefined) issues.push(`controlHookRequired must be a boolean; using ${String(DEFAULT_OPTIONS.controlHookRequired)}`);
+
+  const resolved: ResolvedGuardOptions = {
     mode,
     profile,
-    batchSpan: options.batchSpan ?? {},
+    batchSpan,
     namespace,
-    meterProvider: options.meterProvider,
-    loggerProvider: options.loggerProvider,
-    offMessageTypes: options.offMessageTypes ?? DEFAULT_OPTIONS.offMessageTypes,
-    maxOpenPrompts: clampInt('maxOpenPrompts', options.maxOpenPrompts, DEFAULT_OPTIONS.maxOpenPrompts, 1),
-    maxCallsPerBatch: clampInt('maxCallsPerBatch', options.maxCallsPerBatch, DEFAULT_OPTIONS.maxCallsPerBatch, 1),
-    promptIdleMillis: clampInt('promptIdleMillis', options.promptIdleMillis, DEFAULT_OPTIONS.promptIdleMillis, 1000),
-    sweepIntervalMillis: clampInt('sweepIntervalMillis', options.sweepIntervalMillis, DEFAULT_OPTIONS.sweepIntervalMillis, 0),
-    clock: options.clock ?? Date.now,
-    controlHookRequired: options.controlHookRequired ?? true,
-    repetitionMode: repetitionMode ?? mode,
+    meterProvider,
+    loggerProvider,
+    offMessageTypes,
+    maxOpenPrompts: intOption(issues, 'maxOpenPrompts', get('maxOpenPrompts'), DEFAULT_OPTIONS.maxOpenPrompts, 1),
+    maxCallsPerBatch: intOption(issues, 'maxCallsPerBatch', get('maxCallsPerBatch'), DEFAULT_OPTIONS.maxCallsPerBatch, 1),
+    promptIdleMillis: intOption(issues, 'promptIdleMillis', get('promptIdleMillis'), DEFAULT_OPTIONS.promptIdleMillis, 1000),
+    evictedPromptFilterBytes: intOption(issues, 'evictedPromptFilterBytes', get('evictedPromptFilterBytes'), DEFAULT_OPTIONS.evictedPromptFilterBytes, 64),
+    maxHeldBytes: intOption(issues, 'maxHeldBytes', get('maxHeldBytes'), DEFAULT_OPTIONS.maxHeldBytes, 65_536),
+    sweepIntervalMillis: intOption(issues, 'sweepIntervalMillis', get('sweepIntervalMillis'), DEFAULT_OPTIONS.sweepIntervalMillis, 0),
+    clock,
+    controlHookRequired,
+    repetitionMode,
     repetition: repetition.config,
   };
+  return { options: resolved, diagnostics: issues };
+}
+
+/**
+ * Apply defaults. Invalid values are replaced by their default with one diagnostic each (see
+ * {@link validateOptions}); diagnostics go to `diag.warn`, or, when no diag logger is installed
+ * yet, are held and shown once one is (else as a Node process warning). Never throws.
+ */
+export function resolveOptions(options?: RepeatedToolFailureGuardOptions): ResolvedGuardOptions {
+  const { options: resolved, diagnostics } = validateOptions(options);
+  reportGuardDiagnostics(diagnostics);
+  return resolved;
 }

@@ -1,4 +1,5 @@
 import { metrics } from '@opentelemetry/api';
+import { executionErrorTypeLabel } from '../engine/error-vocabulary.js';
 import type { Attributes, Counter, MeterProvider } from '@opentelemetry/api';
 import { logs, SeverityNumber } from '@opentelemetry/api-logs';
 import type { Logger, LoggerProvider } from '@opentelemetry/api-logs';
@@ -48,6 +49,11 @@ export interface GuardTelemetryOptions {
   readonly meterProvider?: MeterProvider;
   /** Where diagnostic logs and the loop event go; the global LoggerProvider when absent. */
   readonly loggerProvider?: LoggerProvider;
+  /**
+   * The profile's closed vocabulary of execution error types: `execution_error_type` is one of
+   * these or `other`. @defaultValue none (keys from the engine are trusted to be classified)
+   */
+  readonly executionErrorTypes?: ReadonlySet<string>;
 }
 
 /**
@@ -78,7 +84,12 @@ export function decisionMetricAttributes(d: BatchDecision): Attributes {
  * Attributes of the diagnostic log record of one decision: the metric labels plus `prompt_id`,
  * `candidate_ordinal` and, on non-reset decisions, `execution_error_type` (wire reference §2.2).
  */
-export function decisionLogAttributes(d: BatchDecision, eventName: string, metricAttributes = decisionMetricAttributes(d)): Attributes {
+export function decisionLogAttributes(
+  d: BatchDecision,
+  eventName: string,
+  metricAttributes = decisionMetricAttributes(d),
+  vocabulary?: ReadonlySet<string>,
+): Attributes {
   const o = d.outcome;
   const attrs: Attributes = Object.assign(
     {
@@ -89,7 +100,8 @@ export function decisionLogAttributes(d: BatchDecision, eventName: string, metri
     metricAttributes,
   );
   attrs[ATTR_CANDIDATE_ORDINAL] = o.candidateOrdinal;
-  if (o.candidate !== undefined) attrs[ATTR_EXECUTION_ERROR_TYPE] = o.candidate.executionErrorType;
+  // A closed vocabulary: the raw value never leaves (issue 13 item 3).
+  if (o.candidate !== undefined) attrs[ATTR_EXECUTION_ERROR_TYPE] = executionErrorTypeLabel(o.candidate.executionErrorType, vocabulary);
   return attrs;
 }
 
@@ -143,7 +155,7 @@ export class GuardTelemetry implements FailureEngineListener, RepetitionListener
       severityNumber: SeverityNumber.INFO,
       severityText: 'INFO',
       body: `Repeated tool failure guard decision: ${d.outcome.decision}.`,
-      attributes: decisionLogAttributes(d, this._eventName, metricAttributes),
+      attributes: decisionLogAttributes(d, this._eventName, metricAttributes, this._options.executionErrorTypes),
     });
     if (d.outcome.decision === 'stopped') {
       // The design keeps the guard's stop out of QwenLogger/RUM: the marker lets a collector route it.

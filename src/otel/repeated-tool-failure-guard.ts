@@ -1,6 +1,7 @@
 import { diag } from '@opentelemetry/api';
 import { BindOnceFuture, globalErrorHandler } from '@opentelemetry/core';
-import { resolveOptions } from './config.js';
+import { validateOptions } from './config.js';
+import { flushGuardDiagnostics, hasHeldGuardDiagnostics, reportGuardDiagnostics } from './diagnostics.js';
 import type { RepeatedToolFailureGuardOptions, ResolvedGuardOptions } from './config.js';
 import { GuardControl } from './guard-control.js';
 import { FailureEngine } from '../engine/failure-engine.js';
@@ -48,17 +49,28 @@ export class RepeatedToolFailureGuard implements TelemetrySink {
   private readonly _timer: ReturnType<typeof setInterval> | undefined;
   private readonly _active: boolean;
 
-  /** @param options - see {@link RepeatedToolFailureGuardOptions}; nothing throws */
-  constructor(options: RepeatedToolFailureGuardOptions = {}) {
-    this.options = resolveOptions(options);
+  /**
+   * @param options - see {@link RepeatedToolFailureGuardOptions}. Nothing throws: every invalid
+   *   value (or `options` that is not an object) falls back to its default with one diagnostic,
+   *   shown through `diag.warn` or, when no diag logger is installed, as a Node process warning.
+   */
+  constructor(options?: RepeatedToolFailureGuardOptions) {
+    const validated = validateOptions(options);
+    const diagnostics = [...validated.diagnostics];
+    this.options = validated.options;
     const o = this.options;
     this._active = o.mode !== 'off' || o.repetitionMode !== 'off';
+    // A factory profile declares no vocabulary: every execution error type it reports is emitted as `other`.
+    const vocabulary: ReadonlySet<string> = new Set(typeof o.profile === 'string' ? WIRE_PROFILES[o.profile].executionErrorTypes : []);
     this.engine = new FailureEngine({
       mode: o.mode,
       offMessageTypes: o.offMessageTypes,
       maxOpenPrompts: o.maxOpenPrompts,
       maxCallsPerBatch: o.maxCallsPerBatch,
       promptIdleMillis: o.promptIdleMillis,
+      evictedPromptFilterBytes: o.evictedPromptFilterBytes,
+      maxHeldBytes: o.maxHeldBytes,
+      executionErrorTypes: vocabulary,
       controlHookRequired: o.controlHookRequired,
       now: o.clock,
       reportError: (err) => globalErrorHandler(err as Error),
@@ -72,7 +84,12 @@ export class RepeatedToolFailureGuard implements TelemetrySink {
       now: o.clock,
       reportError: (err) => globalErrorHandler(err as Error),
     });
-    const telemetry = new GuardTelemetry({ namespace: o.namespace, meterProvider: o.meterProvider, loggerProvider: o.loggerProvider });
+    const telemetry = new GuardTelemetry({
+      namespace: o.namespace,
+      meterProvider: o.meterProvider,
+      loggerProvider: o.loggerProvider,
+      executionErrorTypes: vocabulary,
+    });
     this.telemetry = telemetry;
     this.engine.addListener(telemetry);
     this.repetition.addListener(telemetry);
@@ -87,10 +104,8 @@ export class RepeatedToolFailureGuard implements TelemetrySink {
         );
       },
     });
-    this._profile =
-      typeof o.profile === 'function'
-        ? o.profile(this.engine, this.repetition)
-        : WIRE_PROFILES[o.profile].create(this.engine, this.repetition, { batchSpan: o.batchSpan });
+    this._profile = this._createProfile(diagnostics);
+    reportGuardDiagnostics(diagnostics);
     this._shutdownOnce = new BindOnceFuture(this._shutdown, this);
     this.spanProcessor = new RepeatedToolFailureGuardSpanProcessor(this);
     this.logRecordProcessor = new RepeatedToolFailureGuardLogRecordProcessor(this);
@@ -99,6 +114,28 @@ export class RepeatedToolFailureGuard implements TelemetrySink {
       this._timer = setInterval(() => this.sweep(), o.sweepIntervalMillis);
       this._timer.unref?.();
     }
+  }
+
+  /** The profile from the options; one that cannot be built falls back to `qwen-code` with a diagnostic. */
+  private _createProfile(diagnostics: string[]): WireProfile {
+    const o = this.options;
+    try {
+      const profile =
+        typeof o.profile === 'function'
+          ? o.profile(this.engine, this.repetition)
+          : WIRE_PROFILES[o.profile].create(this.engine, this.repetition, { batchSpan: o.batchSpan });
+      const valid =
+        typeof profile === 'object' &&
+        profile !== null &&
+        typeof profile.onSpanStart === 'function' &&
+        typeof profile.onSpanEnd === 'function' &&
+        typeof profile.onLogRecord === 'function';
+      if (valid) return profile;
+    } catch {
+      // reported below
+    }
+    diagnostics.push('profile could not be created; using qwen-code');
+    return WIRE_PROFILES['qwen-code'].create(this.engine, this.repetition);
   }
 
   /** The process-wide mode in force. */
@@ -147,6 +184,7 @@ export class RepeatedToolFailureGuard implements TelemetrySink {
 
   /** {@link TelemetrySink}: called by the processors. Never throws. */
   onSpanStart(span: SpanView): void {
+    if (hasHeldGuardDiagnostics()) flushGuardDiagnostics();
     if (!this._active || this._shutdownOnce.isCalled) return;
     try {
       this._profile.onSpanStart(span);
@@ -157,6 +195,7 @@ export class RepeatedToolFailureGuard implements TelemetrySink {
 
   /** {@link TelemetrySink}: called by the processors. Never throws. */
   onSpanEnd(span: SpanView): void {
+    if (hasHeldGuardDiagnostics()) flushGuardDiagnostics();
     if (!this._active || this._shutdownOnce.isCalled) return;
     try {
       this._profile.onSpanEnd(span);
@@ -167,6 +206,7 @@ export class RepeatedToolFailureGuard implements TelemetrySink {
 
   /** {@link TelemetrySink}: called by the processors. Never throws. */
   onLogRecord(record: LogRecordView): void {
+    if (hasHeldGuardDiagnostics()) flushGuardDiagnostics();
     if (!this._active || this._shutdownOnce.isCalled) return;
     try {
       if (record.instrumentationScope?.name === INSTRUMENTATION_SCOPE_NAME) return;
@@ -177,6 +217,7 @@ export class RepeatedToolFailureGuard implements TelemetrySink {
   }
 
   private _shutdown(): Promise<void> {
+    flushGuardDiagnostics();
     if (this._timer !== undefined) clearInterval(this._timer);
     this.finishAll();
     return Promise.resolve();
@@ -188,6 +229,6 @@ export class RepeatedToolFailureGuard implements TelemetrySink {
  *
  * @returns `{ spanProcessor, logRecordProcessor, control, ... }`; nothing throws
  */
-export function createRepeatedToolFailureGuard(options: RepeatedToolFailureGuardOptions = {}): RepeatedToolFailureGuard {
+export function createRepeatedToolFailureGuard(options?: RepeatedToolFailureGuardOptions): RepeatedToolFailureGuard {
   return new RepeatedToolFailureGuard(options);
 }

@@ -53,7 +53,7 @@ export const LOOP_TYPE_REPEATED_TOOL_EXECUTION_FAILURE = 'repeated_tool_executio
  */
 export const RUM_EXCLUDE_SUFFIX = 'rum.exclude';
 
-/** Guard log / metric attribute keys. §2.2. `route`: `acp_foreground` (or `headless`). */
+/** Guard log / metric attribute keys. §2.2. `route`: `acp_foreground` (or `headless`; `agent_run` for the `genai` profile). */
 export const ATTR_ROUTE = 'route';
 /** `shadow | warn | enforce`. §2.2 */
 export const ATTR_MODE = 'mode';

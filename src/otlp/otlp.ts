@@ -5,6 +5,7 @@
 import type { AnyValue } from '@opentelemetry/api-logs';
 import { emptyRecordBatch, nanosToHrTime, RecordedSpan } from './records.js';
 import type { RecordBatch } from './records.js';
+import type { SpanEventView } from '../profiles/wire-profile.js';
 
 type Json = Record<string, unknown>;
 
@@ -66,6 +67,26 @@ function spanContext(traceId: string, spanId: string) {
   return { traceId, spanId, traceFlags: 1 };
 }
 
+/** OTLP status code: a number (JSON, protobuf) or the enum name (`STATUS_CODE_ERROR`). */
+function statusCode(status: unknown): number {
+  if (!isObj(status)) return 0;
+  const c = status.code;
+  if (typeof c === 'number') return c === 1 || c === 2 ? c : 0;
+  if (c === 'STATUS_CODE_OK') return 1;
+  if (c === 'STATUS_CODE_ERROR') return 2;
+  return 0;
+}
+
+/** The span's `exception` events with their attributes; other events are dropped. */
+function exceptionEvents(events: unknown): SpanEventView[] | undefined {
+  let out: SpanEventView[] | undefined;
+  for (const e of arr(events)) {
+    if (!isObj(e) || e.name !== 'exception') continue;
+    (out ??= []).push({ name: 'exception', attributes: attributes(e.attributes) });
+  }
+  return out;
+}
+
 /** True when the object is an OTLP export request of any signal. */
 export function isOtlpRequest(o: unknown): o is Json {
   return isObj(o) && ('resourceSpans' in o || 'resourceLogs' in o || 'resourceMetrics' in o);
@@ -98,6 +119,8 @@ export function otlpRequestToRecords(request: Json, into: RecordBatch = emptyRec
             endTime: nanosToHrTime(nanos(s.endTimeUnixNano)),
             scopeName,
             resource,
+            status: { code: statusCode(s.status) },
+            events: exceptionEvents(s.events),
           }),
         );
       }

@@ -5,7 +5,10 @@
  */
 import type { HrTime, SpanContext } from '@opentelemetry/api';
 import type { AnyValue } from '@opentelemetry/api-logs';
-import type { LogRecordView, ResourceView, SpanView } from '../profiles/wire-profile.js';
+import type { LogRecordView, ResourceView, SpanEventView, SpanView } from '../profiles/wire-profile.js';
+
+const UNSET_STATUS = { code: 0 } as const;
+const NO_EVENTS: readonly SpanEventView[] = [];
 
 /** A finished span as read from a file or request. */
 export class RecordedSpan implements SpanView {
@@ -16,6 +19,10 @@ export class RecordedSpan implements SpanView {
   readonly endTime: HrTime;
   readonly scopeName: string;
   readonly resource: ResourceView | undefined;
+  /** Status code (`SpanStatusCode`: 0 unset, 1 ok, 2 error). */
+  readonly status: { readonly code: number };
+  /** Only the span's `exception` events (the rest is not read by any profile). */
+  readonly events: readonly SpanEventView[];
   private readonly _ctx: SpanContext;
 
   constructor(init: {
@@ -27,6 +34,8 @@ export class RecordedSpan implements SpanView {
     endTime: HrTime;
     scopeName: string;
     resource?: ResourceView | undefined;
+    status?: { readonly code: number };
+    events?: readonly SpanEventView[];
   }) {
     this.name = init.name;
     this.attributes = init.attributes;
@@ -36,6 +45,8 @@ export class RecordedSpan implements SpanView {
     this.endTime = init.endTime;
     this.scopeName = init.scopeName;
     this.resource = init.resource;
+    this.status = init.status ?? UNSET_STATUS;
+    this.events = init.events ?? NO_EVENTS;
   }
 
   spanContext(): SpanContext {

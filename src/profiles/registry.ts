@@ -2,17 +2,25 @@
  * The built-in wire profiles by name: how the guard facade, `replay` and `serve` find a profile.
  * Adding an agent means adding its folder under `profiles/` and one entry here.
  */
+import { CLAUDE_CODE_FAILURE_CLASSES } from './claude-code/failure-class.js';
+import { CLAUDE_CODE_READS } from './claude-code/reads.js';
 import type { FailureEngine } from '../engine/failure-engine.js';
 import type { RepetitionEngine } from '../engine/repetition-engine.js';
 import { BatchSpanProfile, DEFAULT_BATCH_SPAN_NAME } from './batch-span/batch-span-profile.js';
 import { CLAUDE_CODE_SCOPE_PREFIX, CLAUDE_CODE_SERVICE_NAME, ClaudeCodeProfile } from './claude-code/claude-code-profile.js';
 import { someStartsWith } from './detect.js';
 import type { TelemetrySample } from './detect.js';
+import { batchSpanReads } from './batch-span/batch-span-profile.js';
+import { QWEN_CODE_READS } from './qwen-code/reads.js';
 import type { BatchSpanProfileOptions } from './batch-span/batch-span-profile.js';
+import { GenAiProfile } from './genai/genai-profile.js';
+import { GENAI_ERROR_TYPES } from './genai/error-types.js';
+import { looksLikeGenAi } from './genai/detect.js';
 import { QwenCodeProfile } from './qwen-code/qwen-code-profile.js';
 import { QwenCodeReportInputsCollector } from './qwen-code/report-inputs.js';
 import type { ReportInputsReader } from './report-inputs.js';
-import type { WireProfile } from './wire-profile.js';
+import type { WireProfile, WireProfileReads } from './wire-profile.js';
+import { QWEN_CODE_TOOL_ERROR_TYPES } from './qwen-code/tool-error-types.js';
 
 /** Per-profile options, each read only by its profile. */
 export interface WireProfileOptions {
@@ -31,6 +39,16 @@ export interface WireProfileDefinition {
   readonly terminalRecord: { readonly description: string; readonly signal: 'logs' | 'traces' };
   /** Whether telemetry looks like this profile's wire (names only: service, scope, span, event). */
   detect(sample: TelemetrySample): boolean;
+  /**
+   * The closed vocabulary of execution error types the agent writes (the failure key's second
+   * half). Any other value is emitted as `other` (the reducer keys it on an in-memory digest).
+   */
+  readonly executionErrorTypes: readonly string[];
+  /**
+   * What the profile reads with these options (see {@link WireProfileReads}); `serve` keeps only
+   * that at ingest. Absent: everything is kept.
+   */
+  readonly reads?: (options: WireProfileOptions) => WireProfileReads;
   /** Build the profile bound to both engines. May throw; the facade catches. */
   create(engine: FailureEngine, repetition: RepetitionEngine, options: WireProfileOptions): WireProfile;
   /** Collects the shadow report's usage, calls and prompt extents from this wire; absent: the report shows none. */
@@ -42,7 +60,9 @@ export interface WireProfileDefinition {
  *
  * - `qwen-code`: the real qwen-code 0.24.4 wire (wire reference);
  * - `batch-span`: the design's explicit batch span (`runToolCalls`);
- * - `claude-code`: Claude Code 2.1.328's logs (and beta spans when present), batches by `request_id`.
+ * - `claude-code`: Claude Code 2.1.328's logs (and beta spans when present), batches by `request_id`;
+ * - `genai`: any agent that follows the OpenTelemetry GenAI semantic conventions (`invoke_agent`,
+ *   model-call and `execute_tool` spans; docs/genai.md).
  */
 export const WIRE_PROFILES = {
   'qwen-code': {
@@ -50,6 +70,8 @@ export const WIRE_PROFILES = {
     terminalRecord: { description: '`qwen-code.tool_call` log records', signal: 'logs' },
     detect: (t) =>
       t.serviceNames.has('qwen-code') || someStartsWith(t.spanNames, 'qwen-code.') || someStartsWith(t.eventNames, 'qwen-code.'),
+    executionErrorTypes: QWEN_CODE_TOOL_ERROR_TYPES,
+    reads: () => QWEN_CODE_READS,
     create: (engine, repetition) => new QwenCodeProfile(engine, repetition),
     readReportInputs: () => new QwenCodeReportInputsCollector(),
   },
@@ -57,13 +79,28 @@ export const WIRE_PROFILES = {
     defaultNamespace: 'qwen-code',
     terminalRecord: { description: 'ended tool spans under the batch span', signal: 'traces' },
     detect: (t) => t.spanNames.has(DEFAULT_BATCH_SPAN_NAME),
+    // The design's batch span carries the same ToolErrorType values.
+    executionErrorTypes: QWEN_CODE_TOOL_ERROR_TYPES,
+    reads: (options) => batchSpanReads(options.batchSpan),
     create: (engine, _repetition, options) => new BatchSpanProfile(engine, options.batchSpan),
   },
   'claude-code': {
     defaultNamespace: 'claude-code',
     terminalRecord: { description: '`claude_code.tool_result` log records', signal: 'logs' },
     detect: (t) => t.serviceNames.has(CLAUDE_CODE_SERVICE_NAME) || someStartsWith(t.scopeNames, CLAUDE_CODE_SCOPE_PREFIX),
+    // The profile maps Claude Code's open-ended error classes onto this closed set itself.
+    executionErrorTypes: CLAUDE_CODE_FAILURE_CLASSES,
+    reads: () => CLAUDE_CODE_READS,
     create: (engine) => new ClaudeCodeProfile(engine),
+  },
+  genai: {
+    defaultNamespace: 'agent',
+    terminalRecord: { description: 'ended `execute_tool` spans', signal: 'traces' },
+    detect: looksLikeGenAi,
+    // Allowlisted raw types map to these values; others become private keys, emitted as `other`.
+    // No `reads`: span names carry the operation and the model or tool name, so serve keeps all.
+    executionErrorTypes: GENAI_ERROR_TYPES,
+    create: (engine, repetition) => new GenAiProfile(engine, repetition),
   },
 } as const satisfies Readonly<Record<string, WireProfileDefinition>>;
 
@@ -77,10 +114,11 @@ export function isWireProfileName(name: unknown): name is WireProfileName {
 
 /**
  * The built-in profiles whose wire `sample` looks like, most specific first (`batch-span` before
- * `qwen-code`: the design's batch span may come from a qwen-code build that writes it).
+ * `qwen-code`: the design's batch span may come from a qwen-code build that writes it; the agents'
+ * own profiles before `genai`: qwen-code's own spans carry GenAI attributes).
  */
 export function detectWireProfiles(sample: TelemetrySample): WireProfileName[] {
-  const order: readonly WireProfileName[] = ['batch-span', 'qwen-code'];
+  const order: readonly WireProfileName[] = ['batch-span', 'qwen-code', 'claude-code', 'genai'];
   const found = order.filter((name) => WIRE_PROFILES[name].detect(sample));
   for (const name of Object.keys(WIRE_PROFILES) as WireProfileName[]) {
     if (!found.includes(name) && WIRE_PROFILES[name].detect(sample)) found.push(name);

@@ -26,6 +26,22 @@ export interface SpanView {
   readonly endTime?: HrTime;
   /** The producer's Resource (`service.name`, `service.version`, `deployment.environment`…), when known. */
   readonly resource?: ResourceView | undefined;
+  /**
+   * Span status at end (`code`: 0 unset, 1 ok, 2 error, as `SpanStatusCode`). Read by the `genai`
+   * profile; the SDK's `ReadableSpan` and `RecordedSpan` carry it.
+   */
+  readonly status?: { readonly code: number };
+  /**
+   * Span events at end. Read by the `genai` profile for the `exception` event's `exception.type`;
+   * recorded spans keep only `exception` events.
+   */
+  readonly events?: readonly SpanEventView[];
+}
+
+/** The part of a span event a profile reads. */
+export interface SpanEventView {
+  readonly name: string;
+  readonly attributes?: Readonly<Record<string, unknown>>;
 }
 
 /** The part of a Resource a profile or report reads. The SDK's `Resource` satisfies it. */
@@ -51,6 +67,23 @@ export interface WireProfile {
   onSpanStart(span: SpanView): void;
   onSpanEnd(span: SpanView): void;
   onLogRecord(record: LogRecordView): void;
+}
+
+/**
+ * What a profile reads from telemetry: the spans, log events and attributes whose absence would
+ * change its output. Out-of-process receivers (`serve`) keep only these at ingest (a compact
+ * projection) and drop the rest on arrival, so held memory is what the guard needs, not what the
+ * agent sends. A profile that declares nothing keeps everything.
+ */
+export interface WireProfileReads {
+  /** Span names read; `undefined`: any name (only the attributes are projected). */
+  readonly spanNames: readonly string[] | undefined;
+  /** Span attribute keys read. */
+  readonly spanAttributes: readonly string[];
+  /** Log event names read (the `event.name` attribute or the record's `eventName`); `undefined`: any. */
+  readonly logEventNames: readonly string[] | undefined;
+  /** Log attribute keys read. Log bodies are never read. */
+  readonly logAttributes: readonly string[];
 }
 
 /** Builds a profile bound to the failure guard's engine and the repetition breaker. */

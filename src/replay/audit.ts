@@ -4,6 +4,8 @@
  */
 import type { BatchDecision } from '../engine/failure-engine.js';
 import type { RecordBatch } from '../otlp/records.js';
+import { genAiOperation, genAiPromptId } from '../profiles/genai/genai-profile.js';
+import type { SpanView } from '../profiles/wire-profile.js';
 import type { EmittedGuardRecord } from './replay.js';
 
 /** One invariant and whether it held. */
@@ -107,10 +109,22 @@ export function addInputIdentifiers(attributes: Readonly<Record<string, unknown>
   if (typeof attributes['session.id'] === 'string') ids.sessionIds.add(attributes['session.id'] as string);
 }
 
+/**
+ * {@link addInputIdentifiers} for a span, plus the ids the `genai` profile derives from it: the
+ * prompt id of a run's span (an `invoke_agent` span or a trace root, {@link genAiPromptId}) and the
+ * session `gen_ai.conversation.id`.
+ */
+export function addSpanInputIdentifiers(span: SpanView, ids: { readonly promptIds: Set<string>; readonly sessionIds: Set<string> }): void {
+  addInputIdentifiers(span.attributes, ids);
+  if (span.parentSpanContext === undefined || genAiOperation(span) === 'invoke_agent') ids.promptIds.add(genAiPromptId(span.spanContext()));
+  const conversation = span.attributes['gen_ai.conversation.id'];
+  if (typeof conversation === 'string') ids.sessionIds.add(conversation);
+}
+
 /** Collect the prompt and session ids of the input. */
 export function inputIdentifiers(records: RecordBatch): InputIdentifiers {
   const ids = { promptIds: new Set<string>(), sessionIds: new Set<string>() };
-  for (const s of records.spans) addInputIdentifiers(s.attributes, ids);
+  for (const s of records.spans) addSpanInputIdentifiers(s, ids);
   for (const l of records.logs) addInputIdentifiers(l.attributes, ids);
   return ids;
 }
@@ -118,7 +132,7 @@ export function inputIdentifiers(records: RecordBatch): InputIdentifiers {
 const PHASES = ['idle', 'tracking', 'warned', 'latched'];
 const BUCKETS = ['0', '1-2', '3-4', '5-7', '8+'];
 const ENUMERATED: Readonly<Record<string, ReadonlySet<string>>> = {
-  route: new Set(['acp_foreground', 'headless']),
+  route: new Set(['acp_foreground', 'headless', 'agent_run']),
   mode: new Set(['shadow', 'warn', 'enforce']),
   phase_before: new Set(PHASES),
   phase_after: new Set(PHASES),

@@ -80,9 +80,10 @@ function same(a: ComparedDecision | undefined, b: ComparedDecision | undefined):
 /**
  * Align each in-tree event with the latest replayed batch of its prompt whose last record precedes
  * it (the in-tree guard reduces right after the batch settles), then compare every batch. A batch
- * with no in-tree event means the in-tree decision was `none`. Prompts with no in-tree event at all
- * are not compared: on the headless route qwen-code has no in-tree guard, and on ACP an absent guard
- * (mode `off`) looks the same as one that decided `none` throughout.
+ * with no in-tree event means the in-tree decision was `none`. A prompt with no in-tree event at
+ * all for which the replay made a transition is not compared: on the headless route qwen-code has no
+ * in-tree guard, and on ACP an absent guard (mode `off`) looks the same as one that decided `none`
+ * throughout.
  */
 export function compareWithInTree(decisions: readonly BatchDecision[], inTree: readonly InTreeGuardEvent[]): ComparisonResult {
   const byPrompt = new Map<string, BatchDecision[]>();
@@ -104,9 +105,10 @@ export function compareWithInTree(decisions: readonly BatchDecision[], inTree: r
   for (const promptId of prompts) {
     const ours = (byPrompt.get(promptId) ?? []).slice().sort((a, b) => a.batch - b.batch);
     const events = eventsByPrompt.get(promptId) ?? [];
-    if (events.length === 0) {
+    if (events.length === 0 && ours.some((d) => d.outcome.decision !== 'none')) {
       // Nothing to compare against: a headless prompt has no in-tree guard; an ACP prompt with no
       // event at all had it off (or a build without it). Disagreement cannot be told from silence.
+      // (When both sides are silent, they agree batch by batch, whatever the in-tree mode was.)
       skippedPrompts.push(promptId);
       skipReasons.set(promptId, ours.length > 0 && ours.every((d) => d.route !== 'acp_foreground') ? 'no_in_tree_guard_on_route' : 'no_in_tree_events');
       continue;

@@ -78,6 +78,8 @@ export interface ReplayResult {
   readonly profile: WireProfileName;
   /** The built-in profiles the records look like, most specific first (may be empty). */
   readonly detectedProfiles: readonly WireProfileName[];
+  /** Namespace of the guard's emitted names (the profile's own unless configured). */
+  readonly namespace: string;
   /**
    * Spans that end before they start (a clock step between the two reads, opentelemetry-js#3330).
    * They are replayed as ending when they start; the terminal record decides the call's outcome.
@@ -202,6 +204,7 @@ export async function replayRecords(records: RecordBatch, options: ReplayOptions
     lateRecords,
     profile,
     detectedProfiles,
+    namespace: guard.options.namespace,
     clockAnomalies,
   };
 }

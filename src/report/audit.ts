@@ -45,7 +45,7 @@ const FIELDS: Readonly<Record<string, Check>> = {
   profile: (v) => Object.prototype.hasOwnProperty.call(WIRE_PROFILES, v),
   usageSource: (v) => IDENTIFIER.test(v.replace(/[.-]/g, '_')) && v.length <= 64,
   mode: oneOf('off', 'shadow', 'warn', 'enforce'),
-  route: oneOf('acp_foreground', 'headless'),
+  route: oneOf('acp_foreground', 'headless', 'agent_run'),
   decision: oneOf(...new Set([...FAILURE_DECISIONS, ...BREAKER_DECISIONS])),
   phase: oneOf(...PHASES),
   phaseAfter: oneOf(...PHASES),

@@ -14,10 +14,15 @@ import type { BatchDecision } from '../engine/failure-engine.js';
 import { RepeatedToolFailureGuard } from '../otel/repeated-tool-failure-guard.js';
 import type { GuardMode } from '../core/failure/types.js';
 import type { WireProfileDefinition, WireProfileName } from '../profiles/registry.js';
+import { AutoDetectProfile } from '../profiles/auto/auto-profile.js';
 import { loadOtlpHttpExporters } from './otlp-http-exporters.js';
 import { startOtlpHttpReceiver } from './otlp-http-receiver.js';
 import type { OtlpHttpReceiver } from './otlp-http-receiver.js';
+import { DEFAULT_INGEST_BUDGET_BYTES, IngestBudget } from './ingest-budget.js';
+import { estimateLogBytes, estimateSpanBytes, RecordProjection } from './projection.js';
 import { WIRE_PROFILES } from '../profiles/registry.js';
+import { RejectionLog } from './rejection-log.js';
+import type { RecordBatch } from '../otlp/records.js';
 import { ReorderBuffer } from './reorder-buffer.js';
 import { ServeReportCollector } from './report-collector.js';
 import type { ServeReportParts } from './report-collector.js';
@@ -48,11 +53,16 @@ export interface GuardServerOptions {
   readonly print?: (line: string) => void;
   /** Export interval of the guard's counters, in milliseconds. @defaultValue `10000` */
   readonly metricExportIntervalMillis?: number;
-  /** The agent's wire profile. @defaultValue `'qwen-code'` */
-  readonly profile?: WireProfileName;
+  /**
+   * The agent's wire profile, or `auto`: trace by trace, `qwen-code` for traces holding a
+   * `qwen-code.*` span (and every log record), `genai` for every other trace (names as qwen-code's).
+   * @defaultValue `'qwen-code'`
+   */
+  readonly profile?: WireProfileName | 'auto';
   /**
    * Where operational notes go (unjudged batches with their reason, at most one line a second
-   * per reason, with the count since the last line). @defaultValue stderr
+   * per reason; refused requests, at most one line per 10 s per kind; each with the count since the
+   * last line). @defaultValue stderr
    */
   readonly log?: (line: string) => void;
   /**
@@ -60,6 +70,13 @@ export interface GuardServerOptions {
    * bounded), so that {@link GuardServer.reportParts} can be called. @defaultValue `false`
    */
   readonly report?: boolean;
+  /**
+   * Memory budget in bytes for telemetry held for the grace window (after the profile's compact
+   * projection; estimated) plus request bodies being read. When it is reached, requests are refused
+   * with `503` / `429` and `Retry-After: 1` (OTLP exporters retry them) instead of growing.
+   * @defaultValue `268435456` (256 MiB)
+   */
+  readonly ingestBudgetBytes?: number;
 }
 
 /** A running server. */
@@ -75,6 +92,15 @@ export interface GuardServer {
   unjudgedBatches(): Readonly<Record<string, number>>;
   /** Spans received so far that end before they start (a clock step). */
   clockAnomalies(): number;
+  /** The ingest budget (held and in-flight bytes, refusals); every receiver checks it. */
+  readonly budget: IngestBudget;
+  /**
+   * Add records received by another receiver (the OTLP/gRPC one): projected, counted against the
+   * budget and held like OTLP/HTTP records. Check {@link IngestBudget.admit} before decoding them.
+   */
+  ingest(records: RecordBatch): void;
+  /** Records kept after projection so far (spans, logs) and records held now. */
+  ingestStats(): { readonly spansKept: number; readonly logsKept: number; readonly held: number };
   /** Release everything held now (judging open batches as they stand). */
   drain(): void;
   /** Stop receiving, judge what is held, flush and export. */
@@ -133,11 +159,25 @@ const CALL_LEVEL_EVENTS = new Set(['qwen-code.tool_call', 'tool_decision', 'tool
 
 /** Start `serve`. Resolves once the receiver listens. */
 export async function startGuardServer(options: GuardServerOptions = {}): Promise<GuardServer> {
-  const grace = options.graceMillis ?? 10_000;
+  // Numbers are validated like the guard's options: an invalid one → its default and one note.
+  const notes: string[] = [];
+  const int = (name: string, value: unknown, fallback: number, min: number): number => {
+    if (value === undefined) return fallback;
+    if (typeof value === 'number' && Number.isSafeInteger(value) && value >= min) return value;
+    notes.push(`serve: ${name} must be an integer >= ${min}; using ${fallback}`);
+    return fallback;
+  };
+  const grace = int('graceMillis', options.graceMillis, 10_000, 0);
+  const metricExportIntervalMillis = int('metricExportIntervalMillis', options.metricExportIntervalMillis, 10_000, 1);
+  const ingestBudgetBytes = int('ingestBudgetBytes', options.ingestBudgetBytes, DEFAULT_INGEST_BUDGET_BYTES, 1);
+  const maxBodyBytes = int('maxBodyBytes', options.maxBodyBytes, 16 * 1024 * 1024, 1);
+  const tickMillis = int('tickMillis', options.tickMillis, Math.max(10, Math.min(250, Math.floor(grace / 4))), 1);
   const print = options.print ?? ((line: string) => process.stdout.write(`${line}\n`));
   const endpoint = options.exportEndpoint?.replace(/\/+$/, '');
   const exporters = endpoint === undefined ? undefined : await loadOtlpHttpExporters();
-  const report = options.report === true ? new ServeReportCollector(options.profile ?? 'qwen-code', (WIRE_PROFILES as Readonly<Record<string, WireProfileDefinition>>)[options.profile ?? 'qwen-code']?.readReportInputs) : undefined;
+  // Under `auto` the report reads its inputs the qwen-code way (the router's names are qwen-code's).
+  const reportProfile: WireProfileName = options.profile === undefined || options.profile === 'auto' ? 'qwen-code' : options.profile;
+  const report = options.report === true ? new ServeReportCollector(reportProfile, (WIRE_PROFILES as Readonly<Record<string, WireProfileDefinition>>)[reportProfile]?.readReportInputs) : undefined;
   const loggerProvider = new LoggerProvider({
     processors: [
       ...(report === undefined ? [] : [new SimpleLogRecordProcessor({ exporter: report.logExporter })]),
@@ -148,18 +188,19 @@ export async function startGuardServer(options: GuardServerOptions = {}): Promis
   });
   const reader = new PeriodicExportingMetricReader({
     exporter: exporters === undefined ? new JsonLinesMetricExporter(print) : new exporters.OTLPMetricExporter({ url: `${endpoint}/v1/metrics` }),
-    exportIntervalMillis: options.metricExportIntervalMillis ?? 10_000,
+    exportIntervalMillis: metricExportIntervalMillis,
   });
   const meterProvider = new MeterProvider({ readers: [reader] });
   const guard = new RepeatedToolFailureGuard({
     mode: options.mode ?? 'shadow',
-    profile: options.profile ?? 'qwen-code',
+    profile: options.profile === 'auto' ? (engine, repetition) => new AutoDetectProfile(engine, repetition) : (options.profile ?? 'qwen-code'),
     controlHookRequired: false,
     meterProvider,
     loggerProvider,
   });
   const decisions: BatchDecision[] = [];
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+  for (const note of notes) log(note);
   const unjudged: Record<string, number> = {};
   const unjudgedNoted: Record<string, { at: number; count: number }> = {};
   guard.addListener({
@@ -183,8 +224,25 @@ export async function startGuardServer(options: GuardServerOptions = {}): Promis
   };
   if (report !== undefined) guard.addListener(report.listener);
   const buffer = new ReorderBuffer({ graceMillis: grace, maxHeld: 1_000_000, now: Date.now });
+  const budget = new IngestBudget({ maxBytes: ingestBudgetBytes });
+  const profile = guard.options.profile;
+  // The shadow report reads more than the profile (usage, call arguments): with it, records are kept whole.
+  const reads =
+    typeof profile === 'string' && report === undefined
+      ? (WIRE_PROFILES[profile] as WireProfileDefinition).reads?.({ batchSpan: guard.options.batchSpan })
+      : undefined;
+  const projection = new RecordProjection(reads);
+  const rejections = new RejectionLog(log);
+  let spansKept = 0;
+  let logsKept = 0;
   let lateDropped = 0;
+  /** A span is held as two events (start, end): half its estimate is released with each. */
+  const unhold = (r: TimedRecord): void => {
+    if (r.span !== undefined) budget.unhold(estimateSpanBytes(r.span) / 2);
+    else if (r.log !== undefined) budget.unhold(estimateLogBytes(r.log));
+  };
   const feed = (r: TimedRecord): void => {
+    unhold(r);
     if (r.span !== undefined) {
       if (r.order === 1) guard.spanProcessor.onStart(r.span as unknown as Span, ROOT_CONTEXT);
       else {
@@ -202,22 +260,35 @@ export async function startGuardServer(options: GuardServerOptions = {}): Promis
     const callLevel =
       (r.span !== undefined && CALL_LEVEL_SPANS.has(r.span.name)) ||
       (r.log !== undefined && CALL_LEVEL_EVENTS.has(String(r.log.attributes['event.name'])));
-    if (callLevel) lateDropped += 1;
-    else feed(r);
+    if (callLevel) {
+      lateDropped += 1;
+      unhold(r);
+    } else feed(r);
+  };
+  const ingest = (received: RecordBatch): void => {
+    // Keep only what the profile reads; the rest is dropped on arrival.
+    const records = projection.project(received);
+    let bytes = 0;
+    for (const s of records.spans) bytes += estimateSpanBytes(s);
+    for (const l of records.logs) bytes += estimateLogBytes(l);
+    budget.hold(bytes);
+    spansKept += records.spans.length;
+    logsKept += records.logs.length;
+    for (const r of buffer.add(records.spans, records.logs)) feedLate(r);
+    countClockAnomalies();
   };
   const receiver = await startOtlpHttpReceiver({
     host: options.host ?? '127.0.0.1',
     port: options.port ?? 4318,
-    maxBodyBytes: options.maxBodyBytes ?? 16 * 1024 * 1024,
-    onRecords: (records) => {
-      for (const r of buffer.add(records.spans, records.logs)) feedLate(r);
-      countClockAnomalies();
-    },
+    maxBodyBytes,
+    budget,
+    onRecords: ingest,
+    onRejected: (r) => rejections.note(r.signal, r.status, r.message),
   });
   const tick = (): void => {
     for (const r of buffer.release()) feed(r);
   };
-  const timer = setInterval(tick, options.tickMillis ?? Math.max(10, Math.min(250, Math.floor(grace / 4))));
+  const timer = setInterval(tick, tickMillis);
   let closed: Promise<void> | undefined;
   let finalParts: ServeReportParts | undefined;
   const lateRecords = (): number => lateDropped + guard.engine.lateRecords;
@@ -229,12 +300,16 @@ export async function startGuardServer(options: GuardServerOptions = {}): Promis
     lateRecords,
     unjudgedBatches: () => ({ ...unjudged }),
     clockAnomalies: () => buffer.clockAnomalies,
+    budget,
+    ingest,
+    ingestStats: () => ({ spansKept, logsKept, held: buffer.size }),
     drain: () => {
       for (const r of buffer.release(true)) feed(r);
     },
     close: () => {
       closed ??= (async () => {
         clearInterval(timer);
+        rejections.flush();
         await receiver.close();
         for (const r of buffer.release(true)) feed(r);
         await guard.shutdown();

@@ -1,6 +1,13 @@
 /**
- * A small OTLP/HTTP receiver (JSON and protobuf, identity or gzip) on `node:http`, with a body
- * limit enforced after decompression.
+ * A small OTLP/HTTP receiver (JSON and protobuf, identity, gzip or deflate) on `node:http`, with a
+ * body limit enforced before and after decompression and a byte budget shared with everything
+ * `serve` holds.
+ *
+ * Every refusal is answered before the body is read when the headers already decide it (path,
+ * method, content type and encoding, declared length, budget), and the body is then discarded
+ * rather than the connection cut, so the client can read the status (an exporter that is cut off
+ * while sending sees a network error, not a 413 or a 503). Error bodies are a `google.rpc.Status`
+ * (JSON or protobuf, like the request) whose message says what is wrong and never quotes input.
  */
 import { createServer } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
@@ -10,9 +17,19 @@ import { isOtlpRequest, otlpRequestToRecords } from '../otlp/otlp.js';
 import { otlpProtobufToRecords } from '../otlp/otlp-protobuf-records.js';
 import type { OtlpSignal } from '../otlp/otlp.js';
 import type { RecordBatch } from '../otlp/records.js';
+import { IngestBudget } from './ingest-budget.js';
+import type { IngestRefusal, IngestTicket } from './ingest-budget.js';
 
 const gunzipAsync = promisify(gunzip);
 const inflateAsync = promisify(inflate);
+
+/** One refused request, for the server's log. Holds no input. */
+export interface RejectedRequest {
+  /** The signal of the path, when the path is known. */
+  readonly signal: OtlpSignal | undefined;
+  readonly status: number;
+  readonly message: string;
+}
 
 /** Options of {@link startOtlpHttpReceiver}. */
 export interface OtlpHttpReceiverOptions {
@@ -23,6 +40,10 @@ export interface OtlpHttpReceiverOptions {
   readonly maxBodyBytes: number;
   /** Called with the records of every accepted request. */
   readonly onRecords: (records: RecordBatch, signal: OtlpSignal) => void;
+  /** The byte budget shared with what the server holds. @defaultValue a budget of its own (256 MiB) */
+  readonly budget?: IngestBudget;
+  /** Called for every refused request (4xx, 5xx). */
+  readonly onRejected?: (rejected: RejectedRequest) => void;
 }
 
 /** A running receiver. */
@@ -35,10 +56,16 @@ export interface OtlpHttpReceiver {
 
 class HttpError extends Error {
   readonly status: number;
-  constructor(status: number, message: string) {
+  readonly retryAfterSeconds: number | undefined;
+  constructor(status: number, message: string, retryAfterSeconds?: number) {
     super(message);
     this.status = status;
+    this.retryAfterSeconds = retryAfterSeconds;
   }
+}
+
+function refusalError(r: IngestRefusal): HttpError {
+  return new HttpError(r.httpStatus, r.message, r.retryAfterSeconds);
 }
 
 const PATHS: Readonly<Record<string, OtlpSignal>> = {
@@ -47,105 +74,241 @@ const PATHS: Readonly<Record<string, OtlpSignal>> = {
   '/v1/metrics': 'metrics',
 };
 
-function readBody(req: IncomingMessage, max: number): Promise<Buffer> {
+/** gRPC status codes for the `google.rpc.Status` error body (OTLP/HTTP spec: "Failures"). */
+const GRPC_CODE: Readonly<Record<number, number>> = {
+  400: 3, // INVALID_ARGUMENT
+  404: 5, // NOT_FOUND
+  405: 12, // UNIMPLEMENTED
+  413: 8, // RESOURCE_EXHAUSTED
+  415: 3, // INVALID_ARGUMENT
+  429: 8, // RESOURCE_EXHAUSTED
+  500: 13, // INTERNAL
+  503: 14, // UNAVAILABLE
+};
+
+/** A refused body is read and discarded up to this many bytes (so the client reads the status), then the connection is cut. */
+const MAX_DISCARD_BYTES = 64 * 1024 * 1024;
+
+type BodyKind = 'json' | 'protobuf';
+
+function bodyKind(contentType: string): BodyKind | undefined {
+  const type = contentType.split(';')[0]?.trim().toLowerCase() ?? '';
+  if (type === 'application/json') return 'json';
+  if (type === 'application/x-protobuf' || type === 'application/protobuf') return 'protobuf';
+  return undefined;
+}
+
+type Encoding = 'identity' | 'gzip' | 'deflate';
+
+function encodingOf(header: string | undefined): Encoding | undefined {
+  const e = (header ?? 'identity').trim().toLowerCase();
+  if (e === 'identity' || e === '') return 'identity';
+  if (e === 'gzip' || e === 'x-gzip') return 'gzip';
+  if (e === 'deflate') return 'deflate';
+  return undefined;
+}
+
+/** Read the body into memory within `max` bytes, growing `ticket` as it arrives. */
+function readBody(req: IncomingMessage, max: number, ticket: IngestTicket, declared: number): Promise<Buffer> {
   return new Promise((resolve, reject) => {
-    const declared = Number(req.headers['content-length']);
-    if (Number.isFinite(declared) && declared > max) {
-      reject(new HttpError(413, `body larger than ${max} bytes`));
-      req.resume();
-      return;
-    }
     const chunks: Buffer[] = [];
     let size = 0;
-    req.on('data', (chunk: Buffer) => {
+    let failed = false;
+    const fail = (err: HttpError): void => {
+      failed = true;
+      chunks.length = 0;
+      req.off('data', onData);
+      reject(err);
+    };
+    const onData = (chunk: Buffer): void => {
+      if (failed) return;
       size += chunk.length;
-      if (size > max) {
-        reject(new HttpError(413, `body larger than ${max} bytes`));
-        req.resume();
-        chunks.length = 0;
-        return;
+      if (size > max) return fail(new HttpError(413, `body larger than ${max} bytes`));
+      if (size > declared && !ticket.grow(Math.min(chunk.length, size - declared))) {
+        return fail(new HttpError(429, 'guard memory budget reached by requests in flight; retry later', 1));
       }
       chunks.push(chunk);
+    };
+    req.on('data', onData);
+    req.on('end', () => {
+      if (!failed) resolve(Buffer.concat(chunks, size));
     });
-    req.on('end', () => resolve(Buffer.concat(chunks)));
-    req.on('error', reject);
+    req.on('error', (err) => {
+      if (!failed) reject(err);
+    });
   });
 }
 
-async function decompress(body: Buffer, encoding: string | undefined, max: number): Promise<Buffer> {
-  const e = (encoding ?? 'identity').trim().toLowerCase();
+async function decompress(body: Buffer, encoding: Encoding, max: number): Promise<Buffer> {
   try {
-    if (e === 'identity' || e === '') return body;
-    if (e === 'gzip' || e === 'x-gzip') return await gunzipAsync(body, { maxOutputLength: max });
-    if (e === 'deflate') return await inflateAsync(body, { maxOutputLength: max });
+    if (encoding === 'gzip') return await gunzipAsync(body, { maxOutputLength: max });
+    if (encoding === 'deflate') return await inflateAsync(body, { maxOutputLength: max });
+    return body;
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE' || err instanceof RangeError) {
       throw new HttpError(413, `decompressed body larger than ${max} bytes`);
     }
-    throw new HttpError(400, `cannot decompress ${e} body`);
+    throw new HttpError(400, `cannot decompress the ${encoding} body`);
   }
-  throw new HttpError(415, `unsupported content-encoding ${e}`);
 }
 
 /** Convert a decoded request; anything it cannot read is the client's error. */
 function toRecords(value: Record<string, unknown>): RecordBatch {
   try {
     return otlpRequestToRecords(value);
-  } catch (err) {
-    throw new HttpError(400, `unreadable OTLP request: ${(err as Error).message}`);
+  } catch {
+    throw new HttpError(400, 'unreadable OTLP request: a field has the wrong type');
   }
 }
 
-function decode(signal: OtlpSignal, contentType: string, body: Buffer): RecordBatch {
-  const type = contentType.split(';')[0]?.trim().toLowerCase() ?? '';
-  if (type === 'application/json') {
+function decode(signal: OtlpSignal, kind: BodyKind, body: Buffer): RecordBatch {
+  if (kind === 'json') {
     let value: unknown;
     try {
       value = JSON.parse(body.toString('utf8'));
-    } catch (err) {
-      throw new HttpError(400, `malformed JSON: ${(err as Error).message}`);
+    } catch {
+      throw new HttpError(400, 'malformed JSON: the body is not valid JSON');
     }
     if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new HttpError(400, 'expected an OTLP JSON object');
     if (!isOtlpRequest(value) && Object.keys(value).length > 0) throw new HttpError(400, 'not an OTLP export request');
     return toRecords(value as Record<string, unknown>);
   }
-  if (type === 'application/x-protobuf' || type === 'application/protobuf') {
-    try {
-      return otlpProtobufToRecords(signal, body);
-    } catch (err) {
-      throw new HttpError(400, `malformed protobuf: ${(err as Error).message}`);
-    }
+  try {
+    return otlpProtobufToRecords(signal, body);
+  } catch {
+    throw new HttpError(400, `malformed protobuf: not a valid OTLP ${signal} export request`);
   }
-  throw new HttpError(415, `unsupported content-type ${type || '(none)'}; use application/json or application/x-protobuf`);
 }
 
-function reply(res: ServerResponse, status: number, contentType: string, message?: string): void {
+/** `google.rpc.Status { int32 code = 1; string message = 2; }` in protobuf. */
+function statusProtobuf(code: number, message: string): Buffer {
+  const text = Buffer.from(message, 'utf8');
+  const varint = (n: number): number[] => {
+    const out: number[] = [];
+    while (n > 0x7f) {
+      out.push((n & 0x7f) | 0x80);
+      n >>>= 7;
+    }
+    out.push(n);
+    return out;
+  };
+  return Buffer.concat([Buffer.from([0x08, ...varint(code), 0x12, ...varint(text.length)]), text]);
+}
+
+function reply(res: ServerResponse, status: number, kind: BodyKind | undefined, message?: string, retryAfterSeconds?: number): void {
   if (res.headersSent) return;
-  const json = !contentType.includes('protobuf');
-  const body = status === 200 ? (json ? '{}' : '') : json ? JSON.stringify({ code: status, message }) : '';
-  res.writeHead(status, { 'content-type': json ? 'application/json' : 'application/x-protobuf', connection: status === 200 ? 'keep-alive' : 'close' });
+  const headers: Record<string, string> = {};
+  let body: string | Buffer;
+  if (kind === 'protobuf') {
+    headers['content-type'] = 'application/x-protobuf';
+    body = status === 200 ? Buffer.alloc(0) : statusProtobuf(GRPC_CODE[status] ?? 2, message ?? '');
+  } else {
+    headers['content-type'] = 'application/json';
+    body = status === 200 ? '{}' : JSON.stringify({ code: GRPC_CODE[status] ?? 2, message });
+  }
+  if (retryAfterSeconds !== undefined) headers['retry-after'] = String(retryAfterSeconds);
+  res.writeHead(status, headers);
   res.end(body);
+}
+
+/**
+ * After a refusal: read and discard what is left of the body, so the client, still sending, can
+ * read the answer (cutting a connection that still receives data resets it, and the client then
+ * sees a network error instead of the status); then close. The connection is cut at once after
+ * {@link MAX_DISCARD_BYTES}, 10 s, or 1 s without data.
+ */
+function discardRestThenClose(req: IncomingMessage, res: ServerResponse): void {
+  const socket = req.socket;
+  if (req.complete) return;
+  let discarded = 0;
+  const cut = (): void => {
+    clearTimeout(total);
+    clearTimeout(idle);
+    socket.destroy();
+  };
+  const total = setTimeout(cut, 10_000);
+  let idle = setTimeout(cut, 1_000);
+  req.removeAllListeners('data');
+  req.on('data', (chunk: Buffer) => {
+    discarded += chunk.length;
+    clearTimeout(idle);
+    idle = setTimeout(cut, 1_000);
+    if (discarded > MAX_DISCARD_BYTES) cut();
+  });
+  req.on('end', () => {
+    clearTimeout(total);
+    clearTimeout(idle);
+    // the answer was sent first; now close (half-close: the client reads it, then the end)
+    if (res.writableFinished) socket.end();
+    else res.once('finish', () => socket.end());
+  });
+  req.on('error', cut);
+  req.resume();
 }
 
 /** Start the receiver. Resolves once it listens. */
 export function startOtlpHttpReceiver(options: OtlpHttpReceiverOptions): Promise<OtlpHttpReceiver> {
-  const server = createServer((req, res) => {
-    const contentType = String(req.headers['content-type'] ?? '');
+  const budget = options.budget ?? new IngestBudget();
+  const max = options.maxBodyBytes;
+
+  /** The checks the headers decide; throws the refusal. */
+  const checkHeaders = (req: IncomingMessage): { signal: OtlpSignal; kind: BodyKind; encoding: Encoding; declared: number } => {
     const path = (req.url ?? '').split('?')[0] ?? '';
     const signal = PATHS[path];
-    const handle = async (): Promise<void> => {
-      if (signal === undefined) throw new HttpError(404, `unknown path ${path}; use /v1/traces, /v1/logs or /v1/metrics`);
-      if (req.method !== 'POST') throw new HttpError(405, 'use POST');
-      const raw = await readBody(req, options.maxBodyBytes);
-      const body = await decompress(raw, req.headers['content-encoding'] as string | undefined, options.maxBodyBytes);
-      const records = decode(signal, contentType, body);
+    if (signal === undefined) throw new HttpError(404, 'unknown path; use /v1/traces, /v1/logs or /v1/metrics');
+    if (req.method !== 'POST') throw new HttpError(405, 'use POST');
+    const kind = bodyKind(String(req.headers['content-type'] ?? ''));
+    if (kind === undefined) throw new HttpError(415, 'unsupported content-type; use application/json or application/x-protobuf');
+    const encoding = encodingOf(req.headers['content-encoding']);
+    if (encoding === undefined) throw new HttpError(415, 'unsupported content-encoding; use identity, gzip or deflate');
+    const declared = Number(req.headers['content-length'] ?? 0);
+    if (Number.isFinite(declared) && declared > max) throw new HttpError(413, `body larger than ${max} bytes`);
+    return { signal, kind, encoding, declared: Number.isFinite(declared) ? declared : 0 };
+  };
+
+  const refuse = (req: IncomingMessage, res: ServerResponse, err: unknown): void => {
+    // A client that went away (aborted upload) gets no answer and no log line.
+    if (!(err instanceof HttpError) && (req.destroyed || (err as NodeJS.ErrnoException).code === 'ECONNRESET')) return;
+    const status = err instanceof HttpError ? err.status : 500;
+    const message = err instanceof HttpError ? err.message : 'internal error';
+    const path = (req.url ?? '').split('?')[0] ?? '';
+    reply(res, status, bodyKind(String(req.headers['content-type'] ?? '')), message, err instanceof HttpError ? err.retryAfterSeconds : undefined);
+    discardRestThenClose(req, res);
+    try {
+      options.onRejected?.({ signal: PATHS[path], status, message });
+    } catch {
+      // a logging hook never breaks the receiver
+    }
+  };
+
+  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const { signal, kind, encoding, declared } = checkHeaders(req);
+    const admitted = budget.admit(declared);
+    if (IngestBudget.isRefusal(admitted)) throw refusalError(admitted);
+    try {
+      const raw = await readBody(req, max, admitted, declared);
+      const body = await decompress(raw, encoding, max);
+      const records = decode(signal, kind, body);
       if (signal !== 'metrics') options.onRecords(records, signal);
-      reply(res, 200, contentType);
-    };
-    handle().catch((err: unknown) => {
-      const status = err instanceof HttpError ? err.status : 500;
-      reply(res, status, contentType, err instanceof Error ? err.message : 'internal error');
-    });
+      reply(res, 200, kind);
+    } finally {
+      admitted.release();
+    }
+  };
+
+  const server = createServer((req, res) => {
+    handle(req, res).catch((err: unknown) => refuse(req, res, err));
+  });
+  // `Expect: 100-continue` (curl, large bodies): refuse before the client sends the body at all.
+  server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
+    try {
+      checkHeaders(req);
+    } catch (err) {
+      refuse(req, res, err);
+      return;
+    }
+    res.writeContinue();
+    server.emit('request', req, res);
   });
   server.requestTimeout = 30_000;
   server.headersTimeout = 10_000;

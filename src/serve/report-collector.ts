@@ -15,10 +15,11 @@ import type { RepetitionListener } from '../engine/repetition-engine.js';
 import type { RecordedLog, RecordedSpan } from '../otlp/records.js';
 import { emptyReportInputs } from '../profiles/report-inputs.js';
 import type { ReportInputs, ReportInputsCollector, ReportInputsReader } from '../profiles/report-inputs.js';
-import { addInputIdentifiers } from '../replay/audit.js';
+import { addInputIdentifiers, addSpanInputIdentifiers } from '../replay/audit.js';
 import type { InputIdentifiers } from '../replay/audit.js';
 import type { EmittedGuardRecord, ReplayResult, UnjudgedBatch } from '../replay/replay.js';
 import type { WireProfileName } from '../profiles/registry.js';
+import { WIRE_PROFILES } from '../profiles/registry.js';
 
 /** Keeps the guard's emitted logs (attributes and body only) for the report's invariants. */
 class EmittedLogKeeper implements LogRecordExporter {
@@ -96,7 +97,7 @@ export class ServeReportCollector {
   /** A finished span as it is released to the guard. */
   addSpan(span: RecordedSpan): void {
     this._spans++;
-    if (this._ids.promptIds.size < this._max) addInputIdentifiers(span.attributes, this._ids);
+    if (this._ids.promptIds.size < this._max) addSpanInputIdentifiers(span, this._ids);
     this._inputs?.addSpan(span);
   }
 
@@ -139,6 +140,7 @@ export class ServeReportCollector {
         clockAnomalies,
         profile: this._profile,
         detectedProfiles: [this._profile],
+        namespace: WIRE_PROFILES[this._profile].defaultNamespace,
       },
       inputs: this._inputs?.finish() ?? emptyReportInputs(),
       ids: this._ids,

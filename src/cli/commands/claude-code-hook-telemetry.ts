@@ -8,15 +8,16 @@
  * is given explicitly: `--otlp-endpoint <url>` or `RTFG_CLAUDE_CODE_OTLP_ENDPOINT` (a base URL;
  * `/v1/logs` and `/v1/metrics` are appended). Counters use delta temporality: each hook process
  * adds its own transitions. Best effort, bounded by a 2 s exporter timeout; failures are swallowed
- * and never change the hook's answer, which is already printed.
+ * and never change the hook's answer, which is already printed. The exporters are the optional peer
+ * packages `@opentelemetry/exporter-logs-otlp-http` and `@opentelemetry/exporter-metrics-otlp-http`
+ * (see `loadOtlpHttpExporters`); without them nothing is exported.
  */
-import { OTLPLogExporter } from '@opentelemetry/exporter-logs-otlp-http';
-import { OTLPMetricExporter } from '@opentelemetry/exporter-metrics-otlp-http';
 import { LoggerProvider, SimpleLogRecordProcessor } from '@opentelemetry/sdk-logs';
 import { AggregationTemporality, MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
 import type { BatchDecision } from '../../engine/failure-engine.js';
 import { GuardTelemetry } from '../../otel/guard-telemetry.js';
 import { WIRE_PROFILES } from '../../profiles/registry.js';
+import { loadOtlpHttpExporters } from '../../serve/otlp-http-exporters.js';
 
 /** Environment variable with the OTLP/HTTP base URL of the hook's telemetry. */
 export const CLAUDE_CODE_HOOK_OTLP_ENDPOINT_ENV = 'RTFG_CLAUDE_CODE_OTLP_ENDPOINT';
@@ -36,6 +37,7 @@ export async function exportHookTelemetry(decisions: readonly BatchDecision[], e
   let loggerProvider: LoggerProvider | undefined;
   let meterProvider: MeterProvider | undefined;
   try {
+    const { OTLPLogExporter, OTLPMetricExporter } = await loadOtlpHttpExporters();
     loggerProvider = new LoggerProvider({
       processors: [new SimpleLogRecordProcessor({ exporter: new OTLPLogExporter({ url: `${base}/v1/logs`, timeoutMillis: TIMEOUT_MILLIS }) })],
     });

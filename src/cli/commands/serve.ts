@@ -19,8 +19,11 @@ export interface ServeCommandOptions {
   readonly exportEndpoint?: string;
   readonly graceMillis: number;
   readonly maxBodyBytes: number;
+  /** Memory budget for held telemetry plus bodies being read, in bytes. */
+  readonly ingestBudgetBytes?: number;
   readonly mode: GuardMode;
-  readonly profile?: WireProfileName;
+  /** A profile name, or `auto` (qwen-code traces and logs to `qwen-code`, other traces to `genai`). @defaultValue `'qwen-code'` */
+  readonly profile?: WireProfileName | 'auto';
   /** Write the HTML shadow report to this file at exit and on SIGUSR2. */
   readonly report?: string;
 }

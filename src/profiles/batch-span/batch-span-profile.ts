@@ -7,7 +7,7 @@
 import type { FailureEngine } from '../../engine/failure-engine.js';
 import { BoundedMap } from '../../engine/bounded.js';
 import { hrTimeToMillis, stringAttr } from '../wire-profile.js';
-import type { LogRecordView, SpanView, WireProfile } from '../wire-profile.js';
+import type { LogRecordView, SpanView, WireProfile, WireProfileReads } from '../wire-profile.js';
 import type { ToolType } from '../../core/failure/types.js';
 
 /**
@@ -56,6 +56,20 @@ export const DEFAULT_BATCH_SPAN_ATTRIBUTES: BatchSpanAttributeMapping = {
   toolType: 'tool_type',
   providerDuplicate: 'provider_duplicate',
 };
+
+/**
+ * What the `batch-span` profile reads with these options: spans of any name (tool spans are
+ * recognised by their parent), the prompt-id and tool-span attributes; no log record.
+ */
+export function batchSpanReads(options: BatchSpanProfileOptions = {}): WireProfileReads {
+  const attrs = { ...DEFAULT_BATCH_SPAN_ATTRIBUTES, ...options.attributes };
+  return {
+    spanNames: undefined,
+    spanAttributes: [...new Set([...(options.promptIdAttributes ?? ['qwen-code.prompt_id', 'prompt_id']), ...Object.values(attrs)])],
+    logEventNames: [],
+    logAttributes: [],
+  };
+}
 
 /** The design's batch-span profile. */
 export class BatchSpanProfile implements WireProfile {

@@ -1,0 +1,136 @@
+// @ts-check
+/* global process, setTimeout, clearTimeout */
+/**
+ * The real frameworks of the genai conformance run, their semantic-convention generations and
+ * scenarios, and how to run one scenario with its OTLP export going to a loopback sink.
+ */
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { startOtlpSink } from './otlp-sink.mjs';
+
+export const here = dirname(fileURLToPath(import.meta.url));
+export const venvPython = join(here, '.venv', 'bin', 'python');
+/** One scenario run may take this long at most (a normal one takes 1-3 s). */
+const RUN_TIMEOUT_MILLIS = 60_000;
+
+/**
+ * @typedef {object} Generation
+ * @property {string} id Short name used in fixture file names.
+ * @property {string} description What the framework emits in this generation.
+ * @property {string[]} [args] Extra script arguments.
+ * @property {Record<string, string>} [env] Extra environment.
+ */
+
+/**
+ * @typedef {object} Framework
+ * @property {string} id
+ * @property {string} version The pinned version (requirements.txt).
+ * @property {string} script The scenario driver in this folder.
+ * @property {Generation[]} generations
+ * @property {string[]} scenarios
+ */
+
+/** @type {Framework[]} */
+export const FRAMEWORKS = [
+  {
+    id: 'pydantic-ai',
+    version: '2.68.0',
+    script: 'pydantic_ai_scenarios.py',
+    generations: [
+      {
+        id: 'v5',
+        description: 'instrumentation data format 5 (the default): invoke_agent / chat / execute_tool span names',
+        args: ['--version', '5'],
+      },
+      {
+        id: 'v2',
+        description: 'legacy data format 2: "agent run" / "running tool" span names, gen_ai.operation.name kept',
+        args: ['--version', '2'],
+      },
+    ],
+    scenarios: ['failure-loop', 'success-reset', 'parallel-batch', 'new-run'],
+  },
+  {
+    id: 'strands-agents',
+    version: '1.62.0',
+    script: 'strands_scenarios.py',
+    generations: [
+      { id: 'default', description: 'v1.36-and-earlier names (gen_ai.system)', env: { OTEL_SEMCONV_STABILITY_OPT_IN: '' } },
+      {
+        id: 'latest',
+        description: 'OTEL_SEMCONV_STABILITY_OPT_IN=gen_ai_latest_experimental (gen_ai.provider.name)',
+        env: { OTEL_SEMCONV_STABILITY_OPT_IN: 'gen_ai_latest_experimental' },
+      },
+    ],
+    scenarios: ['failure-loop', 'success-reset', 'parallel-batch', 'new-run', 'untyped-error-loop'],
+  },
+];
+
+/** True when install.sh has built the virtual environment. */
+export function venvReady() {
+  return existsSync(venvPython);
+}
+
+/**
+ * Runs one scenario of one framework and generation with its spans exported to `endpoint`
+ * (OTLP/HTTP base URL). Resolves with the driver's exit code and stderr tail.
+ * @param {Framework} framework
+ * @param {Generation} generation
+ * @param {string} scenario
+ * @param {string} endpoint
+ * @returns {Promise<{ code: number | null, stderr: string }>}
+ */
+export function runScenario(framework, generation, scenario, endpoint) {
+  return new Promise((resolve) => {
+    const child = spawn(venvPython, [join(here, framework.script), scenario, ...(generation.args ?? [])], {
+      cwd: here,
+      env: {
+        PATH: process.env.PATH ?? '/usr/bin:/bin',
+        HOME: process.env.HOME ?? '/tmp',
+        OTEL_EXPORTER_OTLP_ENDPOINT: endpoint,
+        OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf',
+        OTEL_SERVICE_NAME: `${framework.id}-conformance`,
+        // Nothing may leave the machine: no proxies, no AWS lookups from boto, no telemetry of their own.
+        NO_PROXY: '*',
+        AWS_EC2_METADATA_DISABLED: 'true',
+        PYTHONWARNINGS: 'ignore::DeprecationWarning',
+        ...(generation.env ?? {}),
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (d) => {
+      stderr = (stderr + String(d)).slice(-4000);
+    });
+    child.stdout.resume();
+    const timer = setTimeout(() => child.kill('SIGKILL'), RUN_TIMEOUT_MILLIS);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stderr });
+    });
+  });
+}
+
+/**
+ * Runs one scenario with a fresh loopback sink that writes the collector `file` exporter shape to
+ * `outFile`.
+ * @param {Framework} framework
+ * @param {Generation} generation
+ * @param {string} scenario
+ * @param {string} outFile
+ */
+export async function recordScenario(framework, generation, scenario, outFile) {
+  const sink = await startOtlpSink({ outFile });
+  try {
+    return await runScenario(framework, generation, scenario, sink.url);
+  } finally {
+    await sink.close();
+  }
+}
+
+/** Fixture path of one recorded scenario, relative to the repository root. */
+export function fixturePath(/** @type {Framework} */ framework, /** @type {Generation} */ generation, /** @type {string} */ scenario) {
+  return join('fixtures', 'genai', `${framework.id}-${framework.version}`, `${scenario}.${generation.id}.otlp.jsonl`);
+}

@@ -1,0 +1,25 @@
+/**
+ * What the `claude-code` profile reads (its span names, log events and attribute keys); `serve`
+ * keeps only these at ingest. Keep in step with `claude-code-profile.ts` (a test checks both).
+ */
+import type { WireProfileReads } from '../wire-profile.js';
+import { CLAUDE_CODE_SPAN_INTERACTION, CLAUDE_CODE_SPAN_LLM_REQUEST } from './claude-code-profile.js';
+
+/** The `claude-code` profile's reads. */
+export const CLAUDE_CODE_READS: WireProfileReads = Object.freeze({
+  spanNames: Object.freeze([CLAUDE_CODE_SPAN_INTERACTION, CLAUDE_CODE_SPAN_LLM_REQUEST]),
+  spanAttributes: Object.freeze(['request_id', 'llm_request.context']),
+  logEventNames: Object.freeze(['user_prompt', 'api_request', 'tool_decision', 'tool_result']),
+  logAttributes: Object.freeze([
+    'event.name',
+    'prompt.id',
+    'session.id',
+    'request_id',
+    'query_source',
+    'tool_use_id',
+    'tool_name',
+    'decision',
+    'success',
+    'error_type',
+  ]),
+});

@@ -1,0 +1,258 @@
+/**
+ * The `genai` wire profile: any agent that follows the OpenTelemetry GenAI semantic conventions
+ * (latest experimental or v1.36-and-earlier names), read from spans only.
+ *
+ * - Prompt: one agent run, the `invoke_agent` span (its id, `<traceId>:<spanId>`, is the prompt id;
+ *   `gen_ai.conversation.id` is the session). Without an agent span, the trace's root span is the
+ *   run. An `invoke_agent` span inside another run is a sub-agent: its calls are out of scope.
+ * - Batch: the `execute_tool` spans that start after a model call span (`chat`, `generate_content`,
+ *   `text_completion`) of the run and before the next one; parallel calls share a batch. Model
+ *   calls and tools nested inside a tool call are not the run's own.
+ * - Outcome of a call, at its span's end: an error (status `ERROR`, or an `error.type`) keyed by
+ *   `(gen_ai.tool.name, error.type)`; without `error.type`, the type of the span's recorded
+ *   `exception` event (the conventions set `error.type` to the exception type); without either,
+ *   the error is unclassified (`unknown`: resets and disables enforcement for the prompt).
+ *   Raw types become closed-vocabulary tokens ({@link errorTypeKey}); `_OTHER` is unclassified.
+ *   Cancellations (a `CancelledError`/`AbortError` type, Strands' `strands.cancellation.type`) are
+ *   `cancelled`; calls that never ran (pydantic-ai validation failures and deferrals) are
+ *   `not_started`; anything else is a success.
+ * - The identical tool-call repetition breaker gets each foreground call whose span carries
+ *   `gen_ai.tool.call.arguments` (opt-in content of the latest generation), at the span's end; the
+ *   session is `gen_ai.conversation.id` (else the run), and every run is a new user prompt.
+ */
+import type { FailureEngine } from '../../engine/failure-engine.js';
+import type { RepetitionEngine } from '../../engine/repetition-engine.js';
+import type { CallFacts } from '../../engine/call-facts.js';
+import { BoundedMap } from '../../engine/bounded.js';
+import { hrTimeToMillis, stringAttr } from '../wire-profile.js';
+import type { LogRecordView, SpanView, WireProfile } from '../wire-profile.js';
+import { errorTypeKey } from './error-types.js';
+import {
+  ATTR_ERROR_TYPE,
+  ATTR_EXCEPTION_TYPE,
+  ATTR_GEN_AI_CONVERSATION_ID,
+  ATTR_GEN_AI_OPERATION_NAME,
+  ATTR_GEN_AI_TOOL_CALL_ARGUMENTS,
+  ATTR_GEN_AI_TOOL_CALL_ID,
+  ATTR_GEN_AI_TOOL_NAME,
+  ATTR_PYDANTIC_AI_TOOL_DEFERRAL_NAME,
+  ATTR_PYDANTIC_AI_TOOL_FAILURE_STAGE,
+  ATTR_STRANDS_CANCELLATION_TYPE,
+  EVENT_EXCEPTION,
+  GEN_AI_OPERATION_NAME_VALUE_CHAT,
+  GEN_AI_OPERATION_NAME_VALUE_EXECUTE_TOOL,
+  GEN_AI_OPERATION_NAME_VALUE_GENERATE_CONTENT,
+  GEN_AI_OPERATION_NAME_VALUE_INVOKE_AGENT,
+  GEN_AI_OPERATION_NAME_VALUE_TEXT_COMPLETION,
+  LEGACY_SPAN_NAMES,
+  OPERATION_SPAN_NAME,
+  STATUS_CODE_ERROR,
+} from './semconv.js';
+
+/** Operations the profile acts on. */
+export type GenAiOperation = 'invoke_agent' | 'model_call' | 'execute_tool';
+
+const MODEL_CALL_OPERATIONS: ReadonlySet<string> = new Set([
+  GEN_AI_OPERATION_NAME_VALUE_CHAT,
+  GEN_AI_OPERATION_NAME_VALUE_GENERATE_CONTENT,
+  GEN_AI_OPERATION_NAME_VALUE_TEXT_COMPLETION,
+]);
+
+/** Last segments of error and exception types that mean a cancellation, not a failure. */
+const CANCELLATION_TYPES: ReadonlySet<string> = new Set(['CancelledError', 'AbortError', 'KeyboardInterrupt']);
+
+/** Open spans tracked at once; entries leave when their span ends. */
+const MAX_OPEN_SPANS = 65_536;
+
+/**
+ * The operation a span stands for: `gen_ai.operation.name`, else the span name (`execute_tool x`,
+ * pydantic-ai's legacy `running tool`, ...). `undefined` for any other span.
+ */
+export function genAiOperation(span: Pick<SpanView, 'name' | 'attributes'>): GenAiOperation | undefined {
+  const op = stringAttr(span.attributes, ATTR_GEN_AI_OPERATION_NAME) ?? LEGACY_SPAN_NAMES[span.name] ?? OPERATION_SPAN_NAME.exec(span.name)?.[1];
+  if (op === undefined) return undefined;
+  if (op === GEN_AI_OPERATION_NAME_VALUE_INVOKE_AGENT) return 'invoke_agent';
+  if (op === GEN_AI_OPERATION_NAME_VALUE_EXECUTE_TOOL) return 'execute_tool';
+  if (MODEL_CALL_OPERATIONS.has(op)) return 'model_call';
+  return undefined;
+}
+
+/**
+ * The prompt id the `genai` profile gives an agent run: `<traceId>:<spanId>` of its `invoke_agent`
+ * span (or, without one, of the trace's root span). A loop the user owns passes it to
+ * `guard.control.afterToolBatch`.
+ *
+ * @param spanContext - the run span's context (`span.spanContext()`)
+ * @returns the prompt id, e.g. `4bf92f3577b34da6a3ce929d0e0e4736:00f067aa0ba902b7`
+ */
+export function genAiPromptId(spanContext: { readonly traceId: string; readonly spanId: string }): string {
+  return `${spanContext.traceId}:${spanContext.spanId}`;
+}
+
+/** What the profile remembers about an open span. */
+interface SpanInfo {
+  /** Prompt id of the run the span belongs to; `undefined` for spans outside any run we track. */
+  readonly run: string | undefined;
+  /** The run is a trace-root fallback (no `invoke_agent` span above it). */
+  readonly fallback: boolean;
+  /** The span is the run's own span: its end ends the prompt. */
+  readonly runSpan: boolean;
+  /** The span is a foreground `execute_tool` call of the run. */
+  readonly call: string | undefined;
+  /** The span is inside a tool call or a sub-agent: nothing under it is the run's own. */
+  readonly nested: boolean;
+}
+
+function lastSegment(t: string): string {
+  return t.slice(Math.max(t.lastIndexOf('.'), t.lastIndexOf(':')) + 1);
+}
+
+/** The raw error type of an ended tool span: `error.type`, else its last `exception` event's type. */
+function rawErrorType(span: SpanView): string | undefined {
+  const declared = stringAttr(span.attributes, ATTR_ERROR_TYPE);
+  if (declared !== undefined) return declared;
+  const events = span.events ?? [];
+  for (let i = events.length - 1; i >= 0; i--) {
+    const e = events[i];
+    if (e?.name !== EVENT_EXCEPTION || e.attributes === undefined) continue;
+    const t = stringAttr(e.attributes, ATTR_EXCEPTION_TYPE);
+    if (t !== undefined) return t;
+  }
+  return undefined;
+}
+
+/**
+ * The call facts of an ended `execute_tool` span (see the module comment for the rules).
+ * Exported for the table-driven profile test.
+ */
+export function toolOutcome(span: SpanView): CallFacts {
+  const a = span.attributes;
+  const toolName = stringAttr(a, ATTR_GEN_AI_TOOL_NAME);
+  const raw = rawErrorType(span);
+  if (stringAttr(a, ATTR_STRANDS_CANCELLATION_TYPE) !== undefined || (raw !== undefined && CANCELLATION_TYPES.has(lastSegment(raw.trim())))) {
+    return { toolName, terminalStatus: 'cancelled', spanExecutionStatus: 'cancelled' };
+  }
+  if (stringAttr(a, ATTR_PYDANTIC_AI_TOOL_FAILURE_STAGE) === 'validation' || stringAttr(a, ATTR_PYDANTIC_AI_TOOL_DEFERRAL_NAME) !== undefined) {
+    return { toolName, terminalStatus: 'error', spanExecutionStatus: 'not_started' };
+  }
+  const failed = span.status?.code === STATUS_CODE_ERROR || stringAttr(a, ATTR_ERROR_TYPE) !== undefined;
+  if (!failed) return { toolName, terminalStatus: 'success', spanExecutionStatus: 'success' };
+  const key = errorTypeKey(raw);
+  return key === undefined
+    ? { toolName, terminalStatus: 'error', spanExecutionStatus: 'unknown' }
+    : { toolName, terminalStatus: 'error', spanExecutionStatus: 'error', spanErrorType: key };
+}
+
+/** The `genai` wire profile (see the module comment). */
+export class GenAiProfile implements WireProfile {
+  readonly name = 'genai';
+  private readonly _engine: FailureEngine;
+  private readonly _repetition: RepetitionEngine | undefined;
+  private readonly _spans = new BoundedMap<string, SpanInfo>(MAX_OPEN_SPANS);
+
+  /**
+   * @param engine - the failure guard's engine
+   * @param repetition - the identical-call breaker, fed from `gen_ai.tool.call.arguments` when present
+   */
+  constructor(engine: FailureEngine, repetition?: RepetitionEngine) {
+    this._engine = engine;
+    this._repetition = repetition;
+  }
+
+  onSpanStart(span: SpanView): void {
+    const op = genAiOperation(span);
+    const ctx = span.spanContext();
+    const parentId = span.parentSpanContext?.spanId;
+    const parent = parentId === undefined ? undefined : this._info(parentId);
+    const promptId = genAiPromptId(ctx);
+    // Under a tool call or a sub-agent nothing is the run's own.
+    const inside = parent !== undefined && (parent.nested || parent.call !== undefined);
+    let info: SpanInfo;
+    if (op === 'invoke_agent' && !inside && (parent === undefined || parent.fallback)) {
+      // A top-level agent run (possibly under a non-agent root span, which it then replaces).
+      info = { run: promptId, fallback: false, runSpan: true, call: undefined, nested: false };
+      this._engine.observePrompt(promptId, {
+        foreground: true,
+        route: 'agent_run',
+        traceId: ctx.traceId,
+        sessionId: stringAttr(span.attributes, ATTR_GEN_AI_CONVERSATION_ID),
+      });
+    } else if (parent === undefined) {
+      // A root span (or one whose parent was never seen): the run when no agent span comes.
+      info = { run: promptId, fallback: true, runSpan: true, call: undefined, nested: false };
+    } else if (inside || op === 'invoke_agent') {
+      // Inside a tool call, or a sub-agent run inside this run.
+      info = { run: parent.run, fallback: parent.fallback, runSpan: false, call: undefined, nested: true };
+    } else {
+      info = { run: parent.run, fallback: parent.fallback, runSpan: false, call: undefined, nested: false };
+    }
+    const run = info.run;
+    if (run !== undefined && !info.nested && (op === 'model_call' || op === 'execute_tool')) {
+      if (info.fallback) {
+        // No agent span: the root span is the run; the session comes from the first record carrying one.
+        const sessionId = stringAttr(span.attributes, ATTR_GEN_AI_CONVERSATION_ID);
+        this._engine.observePrompt(run, { sessionId, traceId: ctx.traceId, route: 'agent_run' });
+      }
+      if (op === 'model_call') {
+        this._engine.boundary(run);
+      } else if (op === 'execute_tool') {
+        const callId = stringAttr(span.attributes, ATTR_GEN_AI_TOOL_CALL_ID) ?? ctx.spanId;
+        info = { ...info, call: callId };
+        this._engine.updateCall({
+          promptId: run,
+          callId,
+          opened: 'tool',
+          facts: { toolName: stringAttr(span.attributes, ATTR_GEN_AI_TOOL_NAME) },
+          timeMillis: hrTimeToMillis(span.startTime),
+        });
+      }
+    }
+    this._spans.set(ctx.spanId, info);
+  }
+
+  onSpanEnd(span: SpanView): void {
+    const spanId = span.spanContext().spanId;
+    const info = this._spans.get(spanId);
+    if (info === undefined) return;
+    this._spans.delete(spanId);
+    if (info.run === undefined) return;
+    if (info.call !== undefined) {
+      const facts = toolOutcome(span);
+      this._engine.updateCall({
+        promptId: info.run,
+        callId: info.call,
+        closed: 'tool',
+        settled: true,
+        facts,
+        timeMillis: hrTimeToMillis(span.endTime),
+      });
+      const args = span.attributes[ATTR_GEN_AI_TOOL_CALL_ARGUMENTS];
+      if (this._repetition !== undefined && typeof args === 'string' && facts.toolName !== undefined) {
+        // Hashed by the breaker and dropped at once; never stored or emitted.
+        this._repetition.observeCall({
+          sessionId: stringAttr(span.attributes, ATTR_GEN_AI_CONVERSATION_ID),
+          promptId: info.run,
+          callId: info.call,
+          toolName: facts.toolName,
+          args,
+          argsAreJsonText: true,
+          toolType: undefined,
+          userPrompt: true,
+          route: 'agent_run',
+        });
+      }
+    }
+    if (info.runSpan) this._engine.endPrompt(info.run);
+  }
+
+  onLogRecord(_record: LogRecordView): void {
+    // no-op: the GenAI conventions' tool calls are spans
+  }
+
+  /** The info of an open span; a hit is refreshed so that a long run's parents outlive its children. */
+  private _info(spanId: string): SpanInfo | undefined {
+    const info = this._spans.get(spanId);
+    if (info !== undefined) this._spans.set(spanId, info);
+    return info;
+  }
+}

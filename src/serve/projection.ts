@@ -1,0 +1,108 @@
+/**
+ * The compact projection `serve` applies at ingest: only the spans, log events and attributes the
+ * profile reads are kept (its {@link WireProfileReads}); everything else (unread spans, prompt and
+ * result text, log bodies) is dropped on arrival. Also the byte estimate of what is kept, which the
+ * ingest budget counts.
+ */
+import { RecordedSpan } from '../otlp/records.js';
+import type { RecordBatch, RecordedLog } from '../otlp/records.js';
+import type { WireProfileReads } from '../profiles/wire-profile.js';
+
+/** Fixed cost of a held span in bytes: the object, its contexts and ids, times, two reorder-buffer entries. */
+export const SPAN_OVERHEAD_BYTES = 640;
+/** Fixed cost of a held log record in bytes: the object, context, time, one reorder-buffer entry. */
+export const LOG_OVERHEAD_BYTES = 400;
+/** Fixed cost of one kept attribute in bytes (the property slot, the value's header). */
+const ATTRIBUTE_OVERHEAD_BYTES = 48;
+
+function valueBytes(v: unknown): number {
+  if (typeof v === 'string') return v.length;
+  if (v === null || typeof v !== 'object') return 8;
+  try {
+    return (JSON.stringify(v) ?? '').length;
+  } catch {
+    return 1024;
+  }
+}
+
+function attributeBytes(attrs: Readonly<Record<string, unknown>>): number {
+  let n = 0;
+  for (const k in attrs) n += ATTRIBUTE_OVERHEAD_BYTES + k.length + valueBytes(attrs[k]);
+  return n;
+}
+
+/** Estimated bytes a span takes while held. */
+export function estimateSpanBytes(span: RecordedSpan): number {
+  return SPAN_OVERHEAD_BYTES + span.name.length + span.scopeName.length + attributeBytes(span.attributes);
+}
+
+/** Estimated bytes a log record takes while held. */
+export function estimateLogBytes(log: RecordedLog): number {
+  return LOG_OVERHEAD_BYTES + (log.eventName?.length ?? 0) + log.instrumentationScope.name.length + attributeBytes(log.attributes);
+}
+
+function pick(attrs: Readonly<Record<string, unknown>>, keys: ReadonlySet<string>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const k of keys) if (Object.prototype.hasOwnProperty.call(attrs, k)) out[k] = attrs[k];
+  return out;
+}
+
+/** A projection built once from a profile's reads. */
+export class RecordProjection {
+  private readonly _spanNames: ReadonlySet<string> | undefined;
+  private readonly _spanKeys: ReadonlySet<string>;
+  private readonly _logEvents: ReadonlySet<string> | undefined;
+  private readonly _logKeys: ReadonlySet<string>;
+
+  /** @param reads - the profile's reads; `undefined` keeps every record whole */
+  constructor(reads: WireProfileReads | undefined) {
+    this._spanNames = reads === undefined || reads.spanNames === undefined ? undefined : new Set(reads.spanNames);
+    this._spanKeys = new Set(reads?.spanAttributes ?? []);
+    this._logEvents = reads === undefined || reads.logEventNames === undefined ? undefined : new Set(reads.logEventNames);
+    this._logKeys = new Set(reads?.logAttributes ?? []);
+    this._whole = reads === undefined;
+  }
+
+  private readonly _whole: boolean;
+
+  /** Keep what the profile reads. Metric and ignored counts are carried over. */
+  project(batch: RecordBatch): RecordBatch {
+    if (this._whole) return batch;
+    const spans: RecordedSpan[] = [];
+    for (const s of batch.spans) {
+      if (this._spanNames !== undefined && !this._spanNames.has(s.name)) continue;
+      spans.push(
+        new RecordedSpan({
+          name: s.name,
+          attributes: pick(s.attributes, this._spanKeys),
+          spanContext: s.spanContext(),
+          parentSpanContext: s.parentSpanContext,
+          startTime: s.startTime,
+          endTime: s.endTime,
+          scopeName: s.scopeName,
+          resource: s.resource,
+          status: s.status,
+          events: s.events,
+        }),
+      );
+    }
+    const logs: RecordedLog[] = [];
+    for (const l of batch.logs) {
+      if (this._logEvents !== undefined) {
+        const nameAttr = l.attributes['event.name'];
+        const name = typeof nameAttr === 'string' && nameAttr !== '' ? nameAttr : l.eventName;
+        if (name === undefined || !this._logEvents.has(name)) continue;
+      }
+      logs.push({
+        hrTime: l.hrTime,
+        attributes: pick(l.attributes, this._logKeys) as RecordedLog['attributes'],
+        spanContext: l.spanContext,
+        eventName: l.eventName,
+        instrumentationScope: l.instrumentationScope,
+        body: undefined,
+        resource: l.resource,
+      });
+    }
+    return { spans, logs, metricCount: batch.metricCount, ignoredCount: batch.ignoredCount };
+  }
+}

@@ -1,0 +1,216 @@
+/**
+ * The engines' shared per-key table: creation, capacity trim, tombstones, stamps and idle lookup,
+ * table-driven; and the evicted-key property in bounded memory (issue 13 item 2): a key once
+ * evicted is never admitted again, however many evictions follow, and the filter's false positives
+ * only ever refuse keys (a miss, never a resurrection).
+ */
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { PromptRegistry } from '../src/engine/prompt-registry.js';
+import type { PromptRegistrySettings } from '../src/engine/prompt-registry.js';
+import { EvictedIdFilter } from '../src/engine/evicted-id-filter.js';
+
+interface Entry {
+  lastSeenMillis: number;
+  running?: boolean;
+}
+
+type Step =
+  | { readonly op: 'admit'; readonly key: string; readonly expect: string; readonly trimmed?: number }
+  | { readonly op: 'forget'; readonly key: string; readonly how: 'finished' | 'evicted' | 'dropped' }
+  | { readonly op: 'clock'; readonly to: number }
+  | { readonly op: 'touch'; readonly key: string; readonly running?: boolean }
+  | { readonly op: 'idle'; readonly millis: number; readonly expect: readonly string[] }
+  | { readonly op: 'stamp'; readonly expect: number };
+
+interface Case {
+  readonly desc: string;
+  readonly settings?: Partial<PromptRegistrySettings>;
+  readonly steps: readonly Step[];
+}
+
+const TOMBSTONES = { finishedCapacity: 4, evictedFilterBytes: 1024, seed: 7 };
+
+const cases: Case[] = [
+  {
+    desc: 'a new key is created, then found',
+    steps: [
+      { op: 'admit', key: 'a', expect: 'created' },
+      { op: 'admit', key: 'a', expect: 'existing' },
+    ],
+  },
+  {
+    desc: 'creating at capacity trims the oldest first',
+    settings: { maxEntries: 2 },
+    steps: [
+      { op: 'admit', key: 'a', expect: 'created' },
+      { op: 'admit', key: 'b', expect: 'created' },
+      { op: 'admit', key: 'c', expect: 'created', trimmed: 1 },
+      { op: 'admit', key: 'b', expect: 'existing' },
+    ],
+  },
+  {
+    desc: 'a finished key is refused while remembered',
+    steps: [
+      { op: 'admit', key: 'a', expect: 'created' },
+      { op: 'forget', key: 'a', how: 'finished' },
+      { op: 'admit', key: 'a', expect: 'finished' },
+    ],
+  },
+  {
+    desc: 'an evicted key is refused',
+    steps: [
+      { op: 'admit', key: 'a', expect: 'created' },
+      { op: 'forget', key: 'a', how: 'evicted' },
+      { op: 'admit', key: 'a', expect: 'evicted' },
+    ],
+  },
+  {
+    desc: 'a dropped key comes back fresh',
+    steps: [
+      { op: 'admit', key: 'a', expect: 'created' },
+      { op: 'forget', key: 'a', how: 'dropped' },
+      { op: 'admit', key: 'a', expect: 'created' },
+    ],
+  },
+  {
+    desc: 'without tombstones an evicted key comes back fresh',
+    settings: { tombstones: undefined },
+    steps: [
+      { op: 'admit', key: 'a', expect: 'created' },
+      { op: 'forget', key: 'a', how: 'evicted' },
+      { op: 'admit', key: 'a', expect: 'created' },
+    ],
+  },
+  {
+    desc: 'stamps count from the first reading, rounded',
+    steps: [
+      { op: 'clock', to: 1_000_000.4 },
+      { op: 'stamp', expect: 0 },
+      { op: 'clock', to: 1_000_250.6 },
+      { op: 'stamp', expect: 250 },
+    ],
+  },
+  {
+    desc: 'a clock returning NaN repeats the last stamp',
+    steps: [
+      { op: 'clock', to: 10 },
+      { op: 'stamp', expect: 0 },
+      { op: 'clock', to: 30 },
+      { op: 'stamp', expect: 20 },
+      { op: 'clock', to: Number.NaN },
+      { op: 'stamp', expect: 20 },
+    ],
+  },
+  {
+    desc: 'idle: entries silent longer than the limit, a running one held 4x as long',
+    steps: [
+      { op: 'clock', to: 0 },
+      { op: 'admit', key: 'quiet', expect: 'created' },
+      { op: 'admit', key: 'running', expect: 'created' },
+      { op: 'touch', key: 'quiet' },
+      { op: 'touch', key: 'running', running: true },
+      { op: 'clock', to: 100 },
+      { op: 'admit', key: 'fresh', expect: 'created' },
+      { op: 'touch', key: 'fresh' },
+      { op: 'idle', millis: 50, expect: ['quiet'] },
+      { op: 'clock', to: 250 },
+      { op: 'idle', millis: 50, expect: ['quiet', 'running', 'fresh'] },
+    ],
+  },
+];
+
+describe('PromptRegistry', () => {
+  it.each(cases)('$desc', ({ settings, steps }) => {
+    let clock = 0;
+    const r = new PromptRegistry<Entry>({ maxEntries: 100, now: () => clock, tombstones: TOMBSTONES, ...settings });
+    for (const step of steps) {
+      switch (step.op) {
+        case 'admit': {
+          const a = r.admit(step.key, () => ({ lastSeenMillis: r.stamp() }));
+          expect(a.status).toBe(step.expect);
+          expect(a.trimmed.length).toBe(step.trimmed ?? 0);
+          for (const [key] of a.trimmed) expect(r.get(key)).toBeUndefined();
+          break;
+        }
+        case 'forget':
+          r.forget(step.key, step.how);
+          expect(r.get(step.key)).toBeUndefined();
+          break;
+        case 'clock':
+          clock = step.to;
+          break;
+        case 'touch': {
+          const e = r.get(step.key) as Entry;
+          e.lastSeenMillis = r.stamp();
+          e.running = step.running;
+          break;
+        }
+        case 'idle':
+          expect(r.idle(step.millis, (e) => e.running === true).map(([k]) => k)).toEqual(step.expect);
+          break;
+        case 'stamp':
+          expect(r.stamp()).toBe(step.expect);
+          break;
+        default: {
+          const _exhaustive: never = step;
+          throw new Error(String(_exhaustive));
+        }
+      }
+    }
+  });
+});
+
+describe('evicted keys stay dead in bounded memory', () => {
+  it('millions of evictions at capacity 1: no evicted key is ever admitted again (fast-check)', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 0, max: 0xffffffff }),
+        fc.integer({ min: 64, max: 4096 }),
+        fc.array(fc.nat({ max: 1_999_999 }), { minLength: 20, maxLength: 60 }),
+        (seed, filterBytes, probes) => {
+          const r = new PromptRegistry<Entry>({
+            maxEntries: 1,
+            now: () => 0,
+            tombstones: { finishedCapacity: 2, evictedFilterBytes: filterBytes, seed },
+          });
+          const total = 500_000;
+          for (let i = 0; i < total; i++) {
+            const a = r.admit(`s########${i}`, () => ({ lastSeenMillis: 0 }));
+            for (const [key] of a.trimmed) r.forget(key, 'evicted');
+          }
+          // every key but the last (still held) was evicted: none comes back
+          for (const p of probes) {
+            if (p >= total - 1) continue;
+            expect(r.admit(`s########${p}`, () => ({ lastSeenMillis: 0 })).status).toBe('evicted');
+          }
+        },
+      ),
+      { numRuns: 4 },
+    );
+  });
+
+  it('the filter has no false negatives after 2,000,000 adds, and its estimate tracks the measured false-positive rate', () => {
+    const f = new EvictedIdFilter(1_048_576, 12345);
+    const n = 2_000_000;
+    for (let i = 0; i < n; i++) f.add(`evicted-${i}`);
+    for (let i = 0; i < n; i += 997) expect(f.has(`evicted-${i}`)).toBe(true);
+    let falsePositives = 0;
+    const trials = 200_000;
+    for (let i = 0; i < trials; i++) if (f.has(`fresh-${i}`)) falsePositives += 1;
+    const measured = falsePositives / trials;
+    // Bloom theory at m = 8,388,608 bits, k = 7, n = 2M: (1 - e^(-kn/m))^7 ≈ 0.121
+    const theory = (1 - Math.exp((-7 * n) / (1_048_576 * 8))) ** 7;
+    expect(f.falsePositiveRate).toBeGreaterThan(theory * 0.9);
+    expect(f.falsePositiveRate).toBeLessThan(theory * 1.1);
+    expect(measured).toBeGreaterThan(f.falsePositiveRate * 0.85);
+    expect(measured).toBeLessThan(f.falsePositiveRate * 1.15);
+  });
+
+  it('at the default size, 10,000 evictions refuse almost no new key', () => {
+    const f = new EvictedIdFilter(1_048_576, 99);
+    for (let i = 0; i < 10_000; i++) f.add(`evicted-${i}`);
+    expect(f.falsePositiveRate).toBeLessThan(1e-12);
+    for (let i = 0; i < 50_000; i++) expect(f.has(`fresh-${i}`)).toBe(false);
+  });
+});
