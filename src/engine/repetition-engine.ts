@@ -194,7 +194,14 @@ export class RepetitionEngine {
   }
 
   private _entry(key: string): SessionEntry {
-    const entry = this._sessions.admit(key, () => ({
+    // A known session (the common case) without admit's closure and result object.
+    const entry = this._sessions.get(key) ?? this._admit(key);
+    entry.lastSeenMillis = this._sessions.stamp();
+    return entry;
+  }
+
+  private _admit(key: string): SessionEntry {
+    return this._sessions.admit(key, () => ({
       state: initialRepetitionState(),
       promptId: undefined,
       hookDriven: false,
@@ -206,8 +213,6 @@ export class RepetitionEngine {
       lastHigh: 0,
       lastLow: 0,
     })).entry as SessionEntry;
-    entry.lastSeenMillis = this._sessions.stamp();
-    return entry;
   }
 
   private _reduce(entry: SessionEntry, call: RepetitionCall, source: RepetitionDecisionRecord['source']): RepetitionOutcome | undefined {
