@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-/* global process, console, Buffer, URL, setTimeout */
+/* global process, console, Buffer, URL, setTimeout, clearTimeout */
 // Scale-out throughput (issue #16): records a second through the front tier
 // (collector-config/front-tier.yaml, load_balancing on session.id) into 1 and into 3 `serve`
 // replicas (OTLP/gRPC), on this machine, as a RATIO measured in the same run. Also the CPU time
@@ -23,7 +23,7 @@ import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
 import { hrTimeDuration } from '@opentelemetry/core';
 import { ProtobufLogsSerializer, ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
 import { resourceFromAttributes } from '@opentelemetry/resources';
-import { parseTelemetryText, replayRecords } from '../dist/index.js';
+import { parseTelemetryText, replayRecords } from '../dist/replay.js';
 
 const args = process.argv.slice(2);
 const arg = (name, fallback) => {

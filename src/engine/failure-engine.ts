@@ -69,7 +69,7 @@ export interface FailureEngineListener {
   onUnjudgedBatch?(promptId: string, reason: UnjudgedReason, batch: number): void;
 }
 
-/** Limits and policy of the engine. All fields are required here; defaults live in `config.ts`. */
+/** Limits and policy of the engine. All fields but the opt-in `promptStartRequiredFromMillis` are required here; defaults live in `config.ts`. */
 export interface FailureEngineSettings {
   readonly mode: GuardMode;
   /** `qwen-code.message_type` values whose prompts are forced `off` (design: cron is off). */
@@ -99,6 +99,13 @@ export interface FailureEngineSettings {
    * (replay and serve, where no Session calls the hook). In-process it is true.
    */
   readonly controlHookRequired: boolean;
+  /**
+   * When set, a prompt is judged only if {@link FailureEngine.startPrompt} reported its start with
+   * an event time at or after this value (milliseconds since the epoch) before any of its calls
+   * arrived: a process that starts (or restarts) mid-prompt never judges a prompt it saw only part
+   * of. Absent or `undefined` judges every prompt (in-process, replay): the one opt-in field.
+   */
+  readonly promptStartRequiredFromMillis?: number | undefined;
   readonly now: () => number;
   readonly reportError: (err: unknown) => void;
 }
@@ -120,6 +127,8 @@ interface PromptEntry {
   traceId: string | undefined;
   sessionId: string | undefined;
   foreground: boolean;
+  /** Its batches may be judged: always, unless the engine requires the prompt's start ({@link FailureEngineSettings.promptStartRequiredFromMillis}). */
+  admitted: boolean;
   state: FailureState;
   open: OpenBatch | undefined;
   /**
@@ -169,6 +178,7 @@ export class FailureEngine {
   private readonly _modeOverrides: BoundedMap<string, GuardMode>;
   private readonly _listeners: FailureEngineListener[] = [];
   private _lateRecords = 0;
+  private _unadmittedBatches = 0;
 
   constructor(settings: FailureEngineSettings) {
     this._settings = settings;
@@ -193,6 +203,11 @@ export class FailureEngine {
   /** Records that arrived for a prompt that had already finished or been evicted. */
   get lateRecords(): number {
     return this._lateRecords;
+  }
+
+  /** Batches not judged because their prompt was not admitted (its start was not seen in time). */
+  get unadmittedBatches(): number {
+    return this._unadmittedBatches;
   }
 
   /** Prompts currently held in memory. */
@@ -264,6 +279,21 @@ export class FailureEngine {
     } else if (info.inferredRoute !== undefined && !entry.routeKnown) {
       entry.route = info.inferredRoute;
     }
+  }
+
+  /**
+   * The prompt's start record (qwen-code: `qwen-code.user_prompt`), with its event time in
+   * milliseconds since the epoch. When the engine requires prompt starts, this admits the prompt if
+   * the time is not before {@link FailureEngineSettings.promptStartRequiredFromMillis} and none of its
+   * calls arrived before; otherwise it changes nothing.
+   */
+  startPrompt(promptId: string, timeMillis: number): void {
+    const from = this._settings.promptStartRequiredFromMillis;
+    if (from === undefined) return;
+    const entry = this._entry(promptId);
+    if (entry === undefined || entry.admitted) return;
+    entry.lastSeenMillis = this._stamp();
+    if (timeMillis >= from && (entry.open?.calls.length ?? 0) === 0 && entry.closing === undefined && entry.closedCalls === undefined) entry.admitted = true;
   }
 
   /**
@@ -370,7 +400,7 @@ export class FailureEngine {
     this._sealClosing(entry);
     const open = entry.open;
     const unjudged =
-      open === undefined || open.calls.length === 0 || entry.mode === 'off' || !entry.foreground
+      open === undefined || open.calls.length === 0 || entry.mode === 'off' || !entry.foreground || !entry.admitted
         ? undefined
         : turnCancelled
           ? 'turn_cancelled'
@@ -437,6 +467,7 @@ export class FailureEngine {
       traceId: undefined,
       sessionId: undefined,
       foreground: false,
+      admitted: this._settings.promptStartRequiredFromMillis === undefined,
       state: initialFailureState(),
       open: undefined,
       closing: undefined,
@@ -476,6 +507,10 @@ export class FailureEngine {
     for (const call of open.calls) entry.closedCalls.add(call.callId);
     this._reweigh(entry);
     if (!entry.foreground || entry.mode === 'off') return;
+    if (!entry.admitted) {
+      this._unadmittedBatches += 1;
+      return;
+    }
     this._reducePending(entry, this._noHookDrain(entry), 'assumed');
     entry.batchCount += 1;
     entry.pending = { receipt, index: entry.batchCount, lastActivityMillis: open.lastActivityMillis };

@@ -72,6 +72,7 @@ export class RepeatedToolFailureGuard implements TelemetrySink {
       maxHeldBytes: o.maxHeldBytes,
       executionErrorTypes: vocabulary,
       controlHookRequired: o.controlHookRequired,
+      promptStartRequiredFromMillis: o.promptStartRequiredFromMillis,
       now: o.clock,
       reportError: (err) => globalErrorHandler(err as Error),
     });

@@ -7,9 +7,10 @@
  */
 import { Server, ServerCredentials, status } from '@grpc/grpc-js';
 import type { ServerUnaryCall, ServiceDefinition, sendUnaryData, UntypedServiceImplementation } from '@grpc/grpc-js';
-import { decodeOtlpProtobuf, otlpRequestToRecords } from '../replay/otlp.js';
-import type { OtlpSignal } from '../replay/otlp.js';
-import type { RecordBatch } from '../replay/records.js';
+import { decodeOtlpProtobuf, otlpRequestToRecords } from '../otlp/otlp.js';
+import type { OtlpSignal } from '../otlp/otlp.js';
+import type { RecordBatch } from '../otlp/records.js';
+import { IngestBudget } from './ingest-budget.js';
 
 /** Options of {@link startOtlpGrpcReceiver}. */
 export interface OtlpGrpcReceiverOptions {
@@ -24,6 +25,17 @@ export interface OtlpGrpcReceiverOptions {
   readonly maxMessageBytes: number;
   /** Called with the records of every accepted trace or logs request (metrics are accepted and ignored). */
   readonly onRecords: (records: RecordBatch, signal: OtlpSignal) => void;
+  /**
+   * The byte budget shared with what the server holds: a message is refused (`UNAVAILABLE` when held
+   * records fill it, `RESOURCE_EXHAUSTED` when messages in flight do; both retryable) before it is
+   * decoded. @defaultValue a budget of its own (256 MiB)
+   */
+  readonly budget?: IngestBudget;
+  /**
+   * Called for every refused call, with the HTTP status the OTLP/HTTP receiver gives the same
+   * input (for one log of refusals across both receivers) and a message that quotes no input.
+   */
+  readonly onRejected?: (rejection: { readonly signal: OtlpSignal; readonly status: number; readonly message: string }) => void;
 }
 
 /** A running receiver. */
@@ -58,9 +70,12 @@ const identity = (b: Buffer): Buffer => b;
 
 class CallError extends Error {
   readonly code: status;
-  constructor(code: status, message: string) {
+  /** What the OTLP/HTTP receiver answers to the same input. */
+  readonly httpStatus: number;
+  constructor(code: status, httpStatus: number, message: string) {
     super(message);
     this.code = code;
+    this.httpStatus = httpStatus;
   }
 }
 
@@ -73,12 +88,12 @@ function decode(signal: OtlpSignal, request: string, body: Buffer): RecordBatch 
   try {
     value = decodeOtlpProtobuf(signal, body);
   } catch {
-    throw new CallError(status.INVALID_ARGUMENT, `malformed protobuf: not a valid ${request}`);
+    throw new CallError(status.INVALID_ARGUMENT, 400, `malformed protobuf: not a valid ${request}`);
   }
   try {
     return otlpRequestToRecords(value);
   } catch {
-    throw new CallError(status.INVALID_ARGUMENT, `unreadable OTLP request: not a valid ${request}`);
+    throw new CallError(status.INVALID_ARGUMENT, 400, `unreadable OTLP request: not a valid ${request}`);
   }
 }
 
@@ -103,7 +118,9 @@ function serviceDefinition(name: string): ServiceDefinition {
  * - `OK` with an empty `Export*ServiceResponse`: the request was read; trace and logs records went
  *   to `onRecords`; metrics are ignored.
  * - `INVALID_ARGUMENT`: the message is not a decodable request of the method's type (not retryable).
- * - `RESOURCE_EXHAUSTED`: the message is larger than `maxMessageBytes`, compressed or decompressed.
+ * - `RESOURCE_EXHAUSTED`: the message is larger than `maxMessageBytes`, compressed or decompressed;
+ *   or messages in flight fill the budget (retryable).
+ * - `UNAVAILABLE`: held records fill the budget (retryable).
  * - `UNIMPLEMENTED`: another service or method, or a compression other than gzip and deflate.
  * - `INTERNAL`: a compressed message that does not decompress (grpc-js's own answer), or
  *   `onRecords` threw.
@@ -111,28 +128,40 @@ function serviceDefinition(name: string): ServiceDefinition {
  * @throws {Error} when the address cannot be bound (the rejection carries grpc-js's reason).
  */
 export function startOtlpGrpcReceiver(options: OtlpGrpcReceiverOptions): Promise<OtlpGrpcReceiver> {
+  const budget = options.budget ?? new IngestBudget();
   const server = new Server({
     'grpc.max_receive_message_length': options.maxMessageBytes,
   });
+  const refuse = (signal: OtlpSignal, e: CallError, callback: sendUnaryData<Buffer>): void => {
+    callback({ code: e.code, details: e.message });
+    try {
+      options.onRejected?.({ signal, status: e.httpStatus, message: e.message });
+    } catch {
+      // a logging hook never breaks the receiver
+    }
+  };
   for (const service of SERVICES) {
     const handler = (call: ServerUnaryCall<Buffer, Buffer>, callback: sendUnaryData<Buffer>): void => {
-      let records: RecordBatch;
-      try {
-        records = decode(service.signal, service.request, call.request);
-      } catch (err) {
-        const e = err instanceof CallError ? err : new CallError(status.INTERNAL, 'internal error');
-        callback({ code: e.code, details: e.message });
+      const ticket = budget.admit(call.request.length);
+      if (IngestBudget.isRefusal(ticket)) {
+        refuse(service.signal, new CallError(status[ticket.grpcStatus], ticket.httpStatus, ticket.message), callback);
         return;
       }
-      if (service.signal !== 'metrics') {
-        try {
-          options.onRecords(records, service.signal);
-        } catch {
-          callback({ code: status.INTERNAL, details: 'internal error' });
-          return;
+      try {
+        const records = decode(service.signal, service.request, call.request);
+        if (service.signal !== 'metrics') {
+          try {
+            options.onRecords(records, service.signal);
+          } catch {
+            throw new CallError(status.INTERNAL, 500, 'internal error');
+          }
         }
+        callback(null, FULL_SUCCESS);
+      } catch (err) {
+        refuse(service.signal, err instanceof CallError ? err : new CallError(status.INTERNAL, 500, 'internal error'), callback);
+      } finally {
+        ticket.release();
       }
-      callback(null, FULL_SUCCESS);
     };
     const implementation: UntypedServiceImplementation = { Export: handler };
     server.addService(serviceDefinition(service.name), implementation);

@@ -7,9 +7,9 @@ import { ExportResultCode } from '@opentelemetry/core';
 import type { ExportResult } from '@opentelemetry/core';
 import { OTLPLogExporter } from '@opentelemetry/exporter-logs-otlp-grpc';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-grpc';
-import { RecordedSpan } from '../../src/replay/records.js';
-import type { RecordBatch, RecordedLog } from '../../src/replay/records.js';
-import { hrTimeToMillis } from '../../src/wire-profile.js';
+import { RecordedSpan } from '../../src/otlp/records.js';
+import type { RecordBatch, RecordedLog } from '../../src/otlp/records.js';
+import { hrTimeToMillis } from '../../src/profiles/wire-profile.js';
 import { toReadableLog, toReadableSpan } from '../helpers/recorded.js';
 
 /** When the records go out, in the agent's terms. */

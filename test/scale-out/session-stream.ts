@@ -9,8 +9,8 @@
  * Deterministic: the same seed gives the same stream.
  */
 import type { SpanContext } from '@opentelemetry/api';
-import { RecordedSpan } from '../../src/replay/records.js';
-import type { RecordBatch, RecordedLog } from '../../src/replay/records.js';
+import { RecordedSpan } from '../../src/otlp/records.js';
+import type { RecordBatch, RecordedLog } from '../../src/otlp/records.js';
 
 /** What one session's prompt does, batch by batch. */
 export type PromptScript = 'loop' | 'loop_long' | 'recovers' | 'mixed' | 'short';
