@@ -1,7 +1,8 @@
 // Command otelcol-guard is a minimal OpenTelemetry Collector distribution for
 // repeated-tool-failure-guard. It registers only the components that
-// ../collector-config/otelcol.yaml uses, plus the debug exporter for local
-// troubleshooting.
+// ../collector-config/otelcol.yaml and ../collector-config/front-tier.yaml use
+// (the latter: load_balancing, which builds one otlp exporter per replica, and
+// otlp), plus the debug exporter for local troubleshooting.
 package main
 
 import (

@@ -5,10 +5,12 @@
  * captures and a generated stream of 60 interleaved sessions in real time. The same records go,
  * at the same moments, straight to one reference `serve`; `replay` reads them too.
  *
- * Two runs: a steady one, and one where a replica is killed (SIGKILL) mid-stream and started
- * again on the same port. Everything listens on 127.0.0.1 and stops by itself.
+ * Three runs: a steady one; one where a replica is killed (SIGKILL) mid-stream and started again
+ * on the same port; and the same kill with replicas that judge every prompt (without
+ * `--new-prompts-only`), which must show the decisions the flag prevents. Everything listens on
+ * 127.0.0.1 and stops by itself.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -43,6 +45,13 @@ const SESSIONS = 60;
 const GRACE_MILLIS = 4_000;
 /** qwen-code flushes logs every 1 s and spans every 5 s; the test halves the log interval and takes 2 s for spans. */
 const FLUSH = { logMillis: 500, spanMillis: 2_000 };
+/** Sessions start this far apart (60 sessions over 15 s, each running 1 to 10 s). */
+const STAGGER_MILLIS = 250;
+/**
+ * The earliest kill, after the stream's start (and once the victim's first decisions are in the
+ * ops backend): some of its prompts are running, and sessions keep starting after its restart.
+ */
+const KILL_AFTER_MILLIS = 8_500;
 /** How long the killed replica stays down, in milliseconds. */
 const DOWN_MILLIS = 1_500;
 
@@ -130,9 +139,15 @@ interface RunResult {
   readonly playerFailures: number;
 }
 
+/** Whether the ops backend's operator logs hold a record of `instanceId` yet. */
+function opsLogsMention(operatorDir: string, instanceId: string): boolean {
+  const file = join(operatorDir, 'logs.jsonl');
+  return existsSync(file) && readFileSync(file, 'utf8').includes(`"${instanceId}"`);
+}
+
 /** The whole input: the generated sessions, and each real capture moved to run alongside them. */
 function buildInput(startMillis: number): { stream: SessionStream; input: RecordBatch } {
-  const stream = generateSessionStream({ sessions: SESSIONS, seed: 16, startMillis });
+  const stream = generateSessionStream({ sessions: SESSIONS, seed: 16, startMillis, staggerMillis: STAGGER_MILLIS });
   const input: RecordBatch = { spans: [...stream.records.spans], logs: [...stream.records.logs], metricCount: 0, ignoredCount: 0 };
   FIXTURES.forEach((name, i) => {
     const capture = loadFixture(name);
@@ -143,7 +158,7 @@ function buildInput(startMillis: number): { stream: SessionStream; input: Record
   return { stream, input };
 }
 
-async function run(kind: 'steady' | 'kill'): Promise<RunResult> {
+async function run(kind: 'steady' | 'kill' | 'kill-without-new-prompts-only'): Promise<RunResult> {
   const workDir = mkdtempSync(join(tmpdir(), `guard-scale-out-${kind}-`));
   const operatorDir = join(workDir, 'operator');
   let ops: RunningCollector | undefined;
@@ -161,7 +176,7 @@ async function run(kind: 'steady' | 'kill'): Promise<RunResult> {
         instanceId: `${kind}-replica-${i + 1}${suffix}`,
         exportEndpoint: `http://${ops?.httpEndpoint ?? ''}`,
         graceMillis: GRACE_MILLIS,
-        newPromptsOnly: true,
+        newPromptsOnly: kind !== 'kill-without-new-prompts-only',
       });
     replicas.push(...(await Promise.all(ports.map((_, i) => start(i)))));
     front = await startCollector({
@@ -182,10 +197,11 @@ async function run(kind: 'steady' | 'kill'): Promise<RunResult> {
 
     let killed: { before: string; after: string } | undefined;
     let restart: Promise<void> | undefined;
-    const killAt = startMillis + 0.35 * (stream.endMillis - startMillis);
+    const killAt = startMillis + KILL_AFTER_MILLIS;
     await play(input, FLUSH, targets, (now) => {
-      if (kind === 'kill' && restart === undefined && now >= killAt) {
-        const victim = replicas[1] as ServeProcess;
+      const victim = replicas[1] as ServeProcess;
+      // The kill waits until the victim's first decisions reached the ops backend: it has state to lose.
+      if (kind !== 'steady' && restart === undefined && now >= killAt && opsLogsMention(operatorDir, victim.instanceId)) {
         restart = (async () => {
           await victim.kill();
           await new Promise((r) => setTimeout(r, DOWN_MILLIS));
@@ -203,6 +219,8 @@ async function run(kind: 'steady' | 'kill'): Promise<RunResult> {
     await single.close();
     await ops.stop();
     const output = readOutputFiles(operatorDir);
+    const summary = [...decisionsByInstance(output.bySignal.logs)].map(([id, d]) => `${id}: ${d.size} prompts`);
+    process.stderr.write(`scale-out ${kind}: ${summary.join(', ')}\n${replicas.map((r) => r.output().trim()).join('\n')}\n`);
     return {
       stream,
       input,
@@ -321,5 +339,18 @@ describe('a replica killed mid-stream and restarted on the same port', () => {
       expect(before.has(promptId)).toBe(false);
       expect([promptId, keys]).toEqual([promptId, r.single.get(promptId)]);
     }
+  });
+});
+
+describe('the same kill without --new-prompts-only (why the flag exists)', () => {
+  let r: RunResult;
+  beforeAll(async () => {
+    r = await run('kill-without-new-prompts-only');
+  }, 240_000);
+
+  it('the restarted replica judges the rest of prompts it saw only in part: decisions one serve never made', () => {
+    const after = r.byInstance.get(r.killed?.after ?? '') ?? new Map<string, Key[]>();
+    const notPrefix = [...after].filter(([promptId, keys]) => JSON.stringify(keys) !== JSON.stringify((r.single.get(promptId) ?? []).slice(0, keys.length)));
+    expect(notPrefix.length).toBeGreaterThan(0);
   });
 });
