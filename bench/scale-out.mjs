@@ -18,7 +18,7 @@ import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createConnection, createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
-import { credentials, makeGenericClientConstructor, Metadata } from '@grpc/grpc-js';
+import { credentials, makeGenericClientConstructor, Metadata, Server, ServerCredentials } from '@grpc/grpc-js';
 import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
 import { hrTimeDuration } from '@opentelemetry/core';
 import { ProtobufLogsSerializer, ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
@@ -34,13 +34,16 @@ const SESSIONS = Number(arg('sessions', '1200'));
 const ROUNDS = Number(arg('rounds', '2'));
 const PER_REQUEST = 20;
 const CLIENTS = 4;
-const GRACE_MILLIS = 1_000;
+// Long enough that nothing is late: requests and the front tier's exporters run concurrently, so
+// records reach a replica out of order by up to the whole run.
+const GRACE_MILLIS = 20_000;
 const REPO = fileURLToPath(new URL('..', import.meta.url));
 const COLLECTOR = `${REPO}collector/build/otelcol-guard`;
 const CLI = `${REPO}dist/cli/main.js`;
 const TICKS_PER_SECOND = 100; // /proc/<pid>/stat clock ticks (USER_HZ)
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const identity = (b) => b;
 
 // ------------------------------------------------------------------------------------------------
 // The load
@@ -195,7 +198,19 @@ async function startReplica() {
   return replica;
 }
 
-async function startFront(replicas) {
+/** The ops backend's stand-in: takes every OTLP/gRPC export and drops it undecoded. */
+async function startOpsSink() {
+  const server = new Server({ 'grpc.max_receive_message_length': 64 * 1024 * 1024 });
+  for (const name of ['trace.v1.TraceService', 'logs.v1.LogsService', 'metrics.v1.MetricsService']) {
+    const path = `/opentelemetry.proto.collector.${name}/Export`;
+    const method = { path, requestStream: false, responseStream: false, requestSerialize: identity, requestDeserialize: identity, responseSerialize: identity, responseDeserialize: identity };
+    server.addService({ Export: method }, { Export: (_call, callback) => callback(null, Buffer.alloc(0)) });
+  }
+  const port = await new Promise((done, reject) => server.bindAsync('127.0.0.1:0', ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : done(p))));
+  return { endpoint: `127.0.0.1:${port}`, close: () => new Promise((done) => server.tryShutdown(() => done())) };
+}
+
+async function startFront(replicas, opsEndpoint) {
   const httpPort = await freePort();
   const grpcPort = await freePort();
   const child = spawn(COLLECTOR, ['--config', `${REPO}collector-config/front-tier.yaml`], {
@@ -204,8 +219,13 @@ async function startFront(replicas) {
       GUARD_OTLP_HTTP_ENDPOINT: `127.0.0.1:${httpPort}`,
       GUARD_OTLP_GRPC_ENDPOINT: `127.0.0.1:${grpcPort}`,
       GUARD_REPLICAS: `[${replicas.map((r) => r.endpoint).join(', ')}]`,
-      // nothing listens there: the raw copy for the ops backend is queued and dropped, off the replicas' path
-      GUARD_OPS_OTLP_GRPC_ENDPOINT: `127.0.0.1:${await freePort()}`,
+      GUARD_OPS_OTLP_GRPC_ENDPOINT: opsEndpoint,
+      // a starved replica may take longer than the default 5 s to take a large request; a timeout
+      // would retry it (late, and counted twice)
+      GUARD_FRONT_EXPORT_TIMEOUT: '60s',
+      // a burst of the whole load at once: room for it, so memory_limiter does not refuse it
+      GUARD_MEMORY_LIMIT_MIB: '1500',
+      GUARD_MEMORY_SPIKE_LIMIT_MIB: '400',
       GUARD_COLLECTOR_LOG_LEVEL: 'error',
     },
     stdio: ['ignore', 'ignore', 'pipe'],
@@ -216,8 +236,6 @@ async function startFront(replicas) {
 
 // ------------------------------------------------------------------------------------------------
 // One run
-
-const identity = (b) => b;
 
 async function send(endpoint, requests) {
   const Client = makeGenericClientConstructor({}, 'Raw');
@@ -230,7 +248,10 @@ async function send(endpoint, requests) {
         const r = requests[next++];
         await new Promise((done) =>
           client.makeUnaryRequest(r.path, identity, identity, r.body, new Metadata(), { deadline: Date.now() + 60_000 }, (err) => {
-            if (err) failures += 1;
+            if (err) {
+              failures += 1;
+              console.error(`request failed: ${err.code} ${err.details}`);
+            }
             done();
           }),
         );
@@ -244,14 +265,15 @@ async function send(endpoint, requests) {
 async function run(replicaCount, load, expectedDecisions) {
   const replicas = [];
   for (let i = 0; i < replicaCount; i++) replicas.push(await startReplica());
-  const front = await startFront(replicas);
+  const ops = await startOpsSink();
+  const front = await startFront(replicas, ops.endpoint);
   try {
     await sleep(500);
     const cpuBefore = { front: cpuSeconds(front.child.pid), replicas: replicas.map((r) => cpuSeconds(r.child.pid)) };
     const t0 = Date.now();
     const failures = await send(front.endpoint, load.requests);
     const sentMillis = Date.now() - t0;
-    const deadline = Date.now() + 120_000;
+    const deadline = Date.now() + GRACE_MILLIS + 120_000;
     const decided = () => replicas.reduce((n, r) => n + r.decisions, 0);
     while (decided() < expectedDecisions && Date.now() < deadline) await sleep(50);
     const last = Math.max(...replicas.map((r) => r.lastDecisionMillis));
@@ -273,12 +295,17 @@ async function run(replicaCount, load, expectedDecisions) {
   } finally {
     await stopChild(front.child);
     await Promise.all(replicas.map((r) => stopChild(r.child)));
+    await ops.close();
   }
 }
 
 // ------------------------------------------------------------------------------------------------
 
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = Math.floor(s.length / 2);
+  return s.length % 2 === 1 ? s[m] : (s[m - 1] + s[m]) / 2;
+};
 const fmt = (x, d = 2) => x.toFixed(d);
 
 console.error(`scale-out bench: ${SESSIONS} sessions, ${ROUNDS} round(s), node ${process.version}, ${(await import('node:os')).cpus().length} CPUs`);
