@@ -6,7 +6,7 @@
 // each process spent per record, from which the ratio with cores to spare is derived.
 //
 //   npm run bench:scale-out            (= bash collector/build.sh && npm run build && node bench/scale-out.mjs)
-//   node bench/scale-out.mjs --sessions 1500 --rounds 2
+//   node bench/scale-out.mjs --sessions 1500 --rounds 2 --grace-millis 90000
 //
 // The load: `--sessions` re-identified copies of the real capture acp-shadow-drain (one ACP prompt
 // of 6 failing batches each: 5 decisions), one after another in event time, pre-serialised as
@@ -34,9 +34,10 @@ const SESSIONS = Number(arg('sessions', '1200'));
 const ROUNDS = Number(arg('rounds', '2'));
 const PER_REQUEST = 20;
 const CLIENTS = 4;
-// Long enough that nothing is late: requests and the front tier's exporters run concurrently, so
-// records reach a replica out of order by up to the whole run.
-const GRACE_MILLIS = 20_000;
+// Longer than a run takes to deliver, so nothing is late: requests and the front tier's exporters
+// run concurrently, and a saturated replica is fed from the front tier's queue, so records reach a
+// replica out of order by up to the whole run.
+const GRACE_MILLIS = Number(arg('grace-millis', '90000'));
 const REPO = fileURLToPath(new URL('..', import.meta.url));
 const COLLECTOR = `${REPO}collector/build/otelcol-guard`;
 const CLI = `${REPO}dist/cli/main.js`;

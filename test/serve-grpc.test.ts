@@ -2,9 +2,11 @@
  * `serve` as a replica: OTLP/gRPC in from the SDK's real OTLP/gRPC exporters, `--new-prompts-only`,
  * and its own telemetry exported under its `service.instance.id` to an OTLP/HTTP sink on 127.0.0.1.
  */
+import { readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { fileURLToPath } from 'node:url';
 import { ExportResultCode } from '@opentelemetry/core';
 import type { ExportResult } from '@opentelemetry/core';
 import { OTLPLogExporter } from '@opentelemetry/exporter-logs-otlp-grpc';
@@ -137,5 +139,18 @@ describe('serve --grpc-port --new-prompts-only --instance-id (127.0.0.1)', () =>
     const text = JSON.stringify(posted.map((p) => p.body));
     expect(text).toContain(GUARD_EVENT);
     expect(text).toContain(GUARD_METRIC);
+  });
+});
+
+describe('@grpc/grpc-js is loaded only for --grpc-port', () => {
+  it('guard-server imports the gRPC receiver dynamically, and nothing else in src/ imports it', () => {
+    const src = new URL('../src/', import.meta.url);
+    const server = readFileSync(new URL('serve/guard-server.ts', src), 'utf8');
+    expect(server).toContain("await import('./otlp-grpc-receiver.js')");
+    expect(server).not.toMatch(/^import \{[^}]*\} from '\.\/otlp-grpc-receiver\.js';$/m);
+    const importers = readdirSync(fileURLToPath(src), { recursive: true, encoding: 'utf8' })
+      .filter((f) => f.endsWith('.ts'))
+      .filter((f) => /from '@grpc\/grpc-js'/.test(readFileSync(new URL(f, src), 'utf8')));
+    expect(importers).toEqual(['serve/otlp-grpc-receiver.ts']);
   });
 });
