@@ -2,7 +2,7 @@
  * Scale-out end to end (`npm run test:scale-out`): agents → a front collector
  * (collector-config/front-tier.yaml, `load_balancing` on `session.id`) → 3 `serve` replicas (child
  * processes, OTLP/gRPC) → an ops backend (collector-config/otelcol.yaml), fed the real qwen-code
- * captures and a generated stream of 60 interleaved sessions in real time. The same records go,
+ * captures and a generated stream of 72 interleaved sessions in real time. The same records go,
  * at the same moments, straight to one reference `serve`; `replay` reads them too.
  *
  * Three runs: a steady one; one where a replica is killed (SIGKILL) mid-stream and started again
@@ -41,16 +41,16 @@ const GUARD_SCOPE = 'repeated-tool-failure-guard';
 const GUARD_EVENT = 'qwen-code.repeated_tool_failure_guard';
 const GUARD_METRIC = 'qwen-code.repeated_tool_failure_guard.count';
 const REPLICAS = 3;
-const SESSIONS = 60;
+const SESSIONS = 72;
 /** Each replica's reorder grace: longer than the span flush plus the front tier's batching. */
 const GRACE_MILLIS = 4_000;
 /** qwen-code flushes logs every 1 s and spans every 5 s; the test halves the log interval and takes 2 s for spans. */
 const FLUSH = { logMillis: 500, spanMillis: 2_000 };
-/** Sessions start this far apart (60 sessions over 15 s, each running 1 to 10 s). */
+/** Sessions start this far apart (72 sessions over 18 s, each running 1 to 10 s). */
 const STAGGER_MILLIS = 250;
 /**
- * The earliest kill, after the stream's start (and once the victim's first decisions are in the
- * ops backend): some of its prompts are running, and sessions keep starting after its restart.
+ * The earliest kill, after the stream's start (once some decisions are in the ops backend): some of
+ * the victim's prompts are running, and sessions keep starting for 8 s after its restart.
  */
 const KILL_AFTER_MILLIS = 8_500;
 /** How long the killed replica stays down, in milliseconds. */
@@ -142,10 +142,14 @@ interface RunResult {
   readonly playerFailures: number;
 }
 
-/** Whether the ops backend's operator logs hold a record of `instanceId` yet. */
-function opsLogsMention(operatorDir: string, instanceId: string): boolean {
+/** The replica with the most records in the ops backend's operator logs so far (`undefined`: none yet). */
+function busiestReplica(operatorDir: string, replicas: readonly ServeProcess[]): number | undefined {
   const file = join(operatorDir, 'logs.jsonl');
-  return existsSync(file) && readFileSync(file, 'utf8').includes(`"${instanceId}"`);
+  if (!existsSync(file)) return undefined;
+  const text = readFileSync(file, 'utf8');
+  const counts = replicas.map((r) => text.split(`"${r.instanceId}"`).length - 1);
+  const most = Math.max(...counts);
+  return most > 0 ? counts.indexOf(most) : undefined;
 }
 
 /** The whole input: the generated sessions, and each real capture moved to run alongside them. */
@@ -202,15 +206,17 @@ async function run(kind: 'steady' | 'kill' | 'kill-without-new-prompts-only'): P
     let restart: Promise<void> | undefined;
     const killAt = startMillis + KILL_AFTER_MILLIS;
     await play(input, FLUSH, targets, (now) => {
-      const victim = replicas[1] as ServeProcess;
-      // The kill waits until the victim's first decisions reached the ops backend: it has state to lose.
-      if (kind !== 'steady' && restart === undefined && now >= killAt && opsLogsMention(operatorDir, victim.instanceId)) {
+      // The victim is the replica whose decisions reached the ops backend most so far: it has state to lose.
+      const index = kind !== 'steady' && restart === undefined && now >= killAt ? busiestReplica(operatorDir, replicas) : undefined;
+      if (index !== undefined) {
+        const victim = replicas[index] as ServeProcess;
         restart = (async () => {
           await victim.kill();
           await new Promise((r) => setTimeout(r, DOWN_MILLIS));
           const restartedAtMillis = Date.now();
-          replicas[1] = await start(1, '-restarted');
-          killed = { before: victim.instanceId, after: (replicas[1] as ServeProcess).instanceId, restartedAtMillis };
+          const restarted = await start(index, '-restarted');
+          replicas[index] = restarted;
+          killed = { before: victim.instanceId, after: restarted.instanceId, restartedAtMillis };
         })();
       }
       return Promise.resolve();
