@@ -15,6 +15,7 @@ import { ProtobufLogsSerializer } from '@opentelemetry/otlp-transformer';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { OtlpSignal } from '../src/otlp/otlp.js';
 import type { RecordBatch } from '../src/otlp/records.js';
+import { IngestBudget } from '../src/serve/ingest-budget.js';
 import { startOtlpGrpcReceiver } from '../src/serve/otlp-grpc-receiver.js';
 import type { OtlpGrpcReceiver } from '../src/serve/otlp-grpc-receiver.js';
 import { loadFixture, toReadableLog, toReadableSpan } from './helpers/recorded.js';
@@ -204,6 +205,32 @@ describe('OTLP/gRPC receiver: answers (127.0.0.1)', () => {
     const results = await Promise.all(Array.from({ length: 100 }, () => call(LOGS_EXPORT, body)));
     expect(results.filter((r) => r.error !== null)).toEqual([]);
     expect(received.reduce((n, r) => n + r.records.logs.length, 0)).toBe(100 * 20);
+  });
+});
+
+describe('OTLP/gRPC receiver: the ingest budget shared with serve', () => {
+  it('held records filling the budget: UNAVAILABLE (retryable), nothing decoded, the refusal reported; room again: OK', async () => {
+    const budget = new IngestBudget({ maxBytes: 10_000 });
+    const got: RecordBatch[] = [];
+    const rejected: Array<{ signal: string; status: number; message: string }> = [];
+    const small = await startOtlpGrpcReceiver({ host: '127.0.0.1', port: 0, maxMessageBytes: MAX, budget, onRecords: (r) => got.push(r), onRejected: (r) => rejected.push(r) });
+    const saved = receiver;
+    receiver = small;
+    try {
+      budget.hold(10_000); // the server holds a full budget of records waiting for their grace
+      const refused = await call(LOGS_EXPORT, validLogsBody());
+      expect(refused.error?.code).toBe(status.UNAVAILABLE);
+      expect(got).toEqual([]);
+      expect(rejected).toEqual([{ signal: 'logs', status: 503, message: refused.error?.details }]);
+      budget.unhold(10_000); // judged and released
+      const ok = await call(LOGS_EXPORT, validLogsBody());
+      expect(ok.error).toBeNull();
+      expect(got).toHaveLength(1);
+      expect(budget.inFlightBytes).toBe(0);
+    } finally {
+      receiver = saved;
+      await small.close();
+    }
   });
 });
 
