@@ -5,7 +5,7 @@
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { parseGuardMode } from '../core/mode.js';
 import type { GuardMode } from '../core/failure/types.js';
-import type { BatchDecision } from '../engine/failure-engine.js';
+import type { BatchDecision } from '../engine/failure-types.js';
 import { UserError } from './io.js';
 import { VERSION } from '../otel/version.js';
 import { WIRE_PROFILES } from '../profiles/registry.js';

@@ -5,7 +5,7 @@ import type { MeterProvider } from '@opentelemetry/api';
 import type { LoggerProvider } from '@opentelemetry/api-logs';
 import { GUARD_MODE_ENV_VAR, resolveGuardModeFromEnv } from '../profiles/qwen-code/mode-sources.js';
 import { DEFAULT_GUARD_MODE, parseGuardMode } from '../core/mode.js';
-import { DEFAULT_EVICTED_PROMPT_FILTER_BYTES, DEFAULT_MAX_HELD_BYTES } from '../engine/failure-engine.js';
+import { DEFAULT_EVICTED_PROMPT_FILTER_BYTES, DEFAULT_MAX_HELD_BYTES } from '../engine/failure-types.js';
 import { reportGuardDiagnostics } from './diagnostics.js';
 import { resolveRepetitionConfig } from '../core/repetition/config.js';
 import type { RepetitionConfig } from '../core/repetition/config.js';

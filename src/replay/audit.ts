@@ -2,7 +2,7 @@
  * The design's Phase 1 shadow invariants that can be checked from telemetry
  * (design "Phase 1: shadow", "Required invariants").
  */
-import type { BatchDecision } from '../engine/failure-engine.js';
+import type { BatchDecision } from '../engine/failure-types.js';
 import type { RecordBatch } from '../otlp/records.js';
 import { genAiOperation, genAiPromptId } from '../profiles/genai/genai-profile.js';
 import type { SpanView } from '../profiles/wire-profile.js';

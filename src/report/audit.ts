@@ -5,7 +5,7 @@
  * Numbers and booleans carry counts, sums and times. A field the audit does not know fails it, so a
  * new field cannot slip a free-form string into the page unnoticed.
  */
-import type { UnjudgedReason } from '../engine/failure-engine.js';
+import type { UnjudgedReason } from '../engine/failure-types.js';
 import { WIRE_PROFILES } from '../profiles/registry.js';
 import type { InputIdentifiers } from '../replay/audit.js';
 import type { ReportData } from './report-data.js';

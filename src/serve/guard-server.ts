@@ -15,7 +15,7 @@ import type { PushMetricExporter, ResourceMetrics } from '@opentelemetry/sdk-met
 import { detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources';
 import type { Resource } from '@opentelemetry/resources';
 import type { ReadableSpan, Span } from '@opentelemetry/sdk-trace-base';
-import type { BatchDecision } from '../engine/failure-engine.js';
+import type { BatchDecision } from '../engine/failure-types.js';
 import { RepeatedToolFailureGuard } from '../otel/repeated-tool-failure-guard.js';
 import type { GuardMode } from '../core/failure/types.js';
 import type { WireProfileDefinition, WireProfileName } from '../profiles/registry.js';

@@ -16,7 +16,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { batchCountBucket, failureCountBucket } from '../../src/core/buckets.js';
-import type { BatchDecision } from '../../src/engine/failure-engine.js';
+import type { BatchDecision } from '../../src/engine/failure-types.js';
 import type { RecordBatch } from '../../src/otlp/records.js';
 import { hrTimeToMillis } from '../../src/profiles/wire-profile.js';
 import { replayRecords } from '../../src/replay/replay.js';

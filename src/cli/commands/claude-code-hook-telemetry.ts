@@ -14,7 +14,7 @@ import { OTLPLogExporter } from '@opentelemetry/exporter-logs-otlp-http';
 import { OTLPMetricExporter } from '@opentelemetry/exporter-metrics-otlp-http';
 import { LoggerProvider, SimpleLogRecordProcessor } from '@opentelemetry/sdk-logs';
 import { AggregationTemporality, MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
-import type { BatchDecision } from '../../engine/failure-engine.js';
+import type { BatchDecision } from '../../engine/failure-types.js';
 import { GuardTelemetry } from '../../otel/guard-telemetry.js';
 import { WIRE_PROFILES } from '../../profiles/registry.js';
 
