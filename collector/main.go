@@ -1,13 +1,15 @@
 // Command otelcol-guard is a minimal OpenTelemetry Collector distribution for
 // repeated-tool-failure-guard. It registers only the components that
-// ../collector-config/otelcol.yaml uses, plus the debug exporter for local
-// troubleshooting.
+// ../collector-config/otelcol.yaml and ../collector-config/front-tier.yaml use
+// (the latter: load_balancing, which builds one otlp exporter per replica, and
+// otlp), plus the debug exporter for local troubleshooting.
 package main
 
 import (
 	"os"
 
 	"github.com/open-telemetry/opentelemetry-collector-contrib/exporter/fileexporter"
+	"github.com/open-telemetry/opentelemetry-collector-contrib/exporter/loadbalancingexporter"
 	"github.com/open-telemetry/opentelemetry-collector-contrib/processor/attributesprocessor"
 	"github.com/open-telemetry/opentelemetry-collector-contrib/processor/filterprocessor"
 	"github.com/open-telemetry/opentelemetry-collector-contrib/processor/transformprocessor"
@@ -17,6 +19,7 @@ import (
 	"go.opentelemetry.io/collector/confmap/provider/fileprovider"
 	"go.opentelemetry.io/collector/exporter"
 	"go.opentelemetry.io/collector/exporter/debugexporter"
+	"go.opentelemetry.io/collector/exporter/otlpexporter"
 	"go.opentelemetry.io/collector/otelcol"
 	"go.opentelemetry.io/collector/processor"
 	"go.opentelemetry.io/collector/processor/batchprocessor"
@@ -49,6 +52,8 @@ func factories() (otelcol.Factories, error) {
 	exporters, err := otelcol.MakeFactoryMap[exporter.Factory](
 		fileexporter.NewFactory(),
 		debugexporter.NewFactory(),
+		loadbalancingexporter.NewFactory(),
+		otlpexporter.NewFactory(),
 	)
 	if err != nil {
 		return otelcol.Factories{}, err

@@ -1,5 +1,5 @@
 // @ts-check
-/* global process, console, setTimeout, clearTimeout */
+/* global process, console */
 /**
  * Runs one conformance scenario end to end against the real qwen-code CLI, offline:
  * a throwaway HOME and working directory, the scripted fake provider on 127.0.0.1, the CLI over ACP
@@ -12,12 +12,13 @@
  * (`unshare -rn`) when that is permitted; otherwise it relies on the offline settings alone.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { AcpClient, runAcpPrompt } from './acp-client.mjs';
 import { startFakeProvider } from './fake-provider.mjs';
+import { endChild, signalGroup, waitForQuietFile } from './child-process.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repoRoot = resolve(here, '..');
@@ -96,7 +97,6 @@ export const CLI_ENTRY = resolve(
 /** Bounds, in milliseconds. */
 const PROMPT_TIMEOUT_MILLIS = 40_000;
 const GRACEFUL_EXIT_MILLIS = 10_000;
-const TERM_GRACE_MILLIS = 3_000;
 
 /**
  * Why the CLI under test cannot be run, or `undefined` when its entry file exists.
@@ -125,27 +125,6 @@ export function loadScenario(file) {
   return s;
 }
 
-/**
- * Waits for a child to exit, or gives up after `millis`.
- * @param {import('node:child_process').ChildProcess} child
- * @param {number} millis
- * @returns {Promise<boolean>} Whether it exited.
- */
-function waitForExit(child, millis) {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(true);
-  return new Promise((res) => {
-    const timer = setTimeout(() => {
-      child.off('exit', onExit);
-      res(false);
-    }, millis);
-    const onExit = () => {
-      clearTimeout(timer);
-      res(true);
-    };
-    child.once('exit', onExit);
-  });
-}
-
 /** Process group ids of CLIs still running, ended if this process is interrupted. */
 const live = new Set();
 for (const signal of /** @type {const} */ (['SIGINT', 'SIGTERM'])) {
@@ -153,64 +132,6 @@ for (const signal of /** @type {const} */ (['SIGINT', 'SIGTERM'])) {
     for (const pid of live) signalGroup(pid, 'SIGKILL');
     process.exit(130);
   });
-}
-
-/**
- * Signals the CLI's process group. `cli-entry.js` re-spawns the real CLI (`node --expose-gc
- * cli.js`) synchronously, so signalling only the wrapper would orphan the CLI; the child is
- * started detached, so its pid is also its process group id.
- * @param {number} pid
- * @param {NodeJS.Signals} signal
- */
-function signalGroup(pid, signal) {
-  try {
-    process.kill(-pid, signal);
-  } catch {
-    try {
-      process.kill(pid, signal);
-    } catch {
-      // already gone
-    }
-  }
-}
-
-/**
- * Ends the CLI: waits for a voluntary exit, then SIGTERM, then SIGKILL, all by its pid.
- * @param {import('node:child_process').ChildProcess} child
- * @param {number} graceMillis
- * @returns {Promise<boolean>} Whether a signal was needed.
- */
-async function endChild(child, graceMillis) {
-  if (await waitForExit(child, graceMillis)) return false;
-  if (child.pid === undefined) return true;
-  signalGroup(child.pid, 'SIGTERM');
-  if (!(await waitForExit(child, TERM_GRACE_MILLIS))) {
-    signalGroup(child.pid, 'SIGKILL');
-    await waitForExit(child, TERM_GRACE_MILLIS);
-  }
-  return true;
-}
-
-/**
- * Waits until the outfile has stopped growing for `quietMillis` (at most `maxMillis`).
- * @param {string} file
- * @param {number} quietMillis
- * @param {number} maxMillis
- */
-async function waitForQuietFile(file, quietMillis, maxMillis) {
-  const end = Date.now() + maxMillis;
-  let last = -1;
-  let stableSince = Date.now();
-  while (Date.now() < end) {
-    const size = existsSync(file) ? statSync(file).size : -1;
-    if (size !== last) {
-      last = size;
-      stableSince = Date.now();
-    } else if (Date.now() - stableSince >= quietMillis) {
-      return;
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
 }
 
 /**

@@ -6,6 +6,7 @@
  */
 
 // The repeated tool-failure guard
+export { RESET_REASONS } from './core/failure/types.js';
 export {
   DEFAULT_FAILURE_POLICY,
   initialFailureState,

@@ -29,7 +29,7 @@ export { DEFAULT_GUARD_MODE, parseGuardMode } from './core/mode.js';
 export { GUARD_MODE_ENV_VAR } from './profiles/qwen-code/mode-sources.js';
 
 // Decisions (what listeners and the control hook hand out)
-export type { BatchDecision, EvictionReason, FailureEngineListener } from './engine/failure-engine.js';
+export type { BatchDecision, EvictionReason, FailureEngineListener } from './engine/failure-types.js';
 export type { RepetitionDecisionRecord, RepetitionListener } from './engine/repetition-engine.js';
 export type { GuardRoute } from './engine/call-facts.js';
 export type {

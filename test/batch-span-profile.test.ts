@@ -5,7 +5,7 @@ import { BasicTracerProvider } from '@opentelemetry/sdk-trace-base';
 import { describe, expect, it } from 'vitest';
 import { createRepeatedToolFailureGuard } from '../src/otel/repeated-tool-failure-guard.js';
 import type { RepeatedToolFailureGuardOptions } from '../src/otel/config.js';
-import type { BatchDecision } from '../src/engine/failure-engine.js';
+import type { BatchDecision } from '../src/engine/failure-types.js';
 
 interface Call {
   name?: string;

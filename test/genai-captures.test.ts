@@ -7,7 +7,7 @@ import { auditInvariants, inputIdentifiers, sensitiveInputStrings } from '../src
 import { replayRecords } from '../src/replay/replay.js';
 import { emptyRecordBatch } from '../src/otlp/records.js';
 import { parseTelemetryText } from '../src/otlp/telemetry-file.js';
-import type { BatchDecision } from '../src/engine/failure-engine.js';
+import type { BatchDecision } from '../src/engine/failure-types.js';
 import { startGuardServer } from '../src/serve/guard-server.js';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { OTLPLogExporter } from '@opentelemetry/exporter-logs-otlp-http';

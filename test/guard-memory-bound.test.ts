@@ -5,7 +5,7 @@
  * and an evicted prompt never acts again.
  */
 import { describe, expect, it } from 'vitest';
-import { CALL_ESTIMATE_BYTES, PROMPT_ESTIMATE_BYTES } from '../src/engine/failure-engine.js';
+import { CALL_ESTIMATE_BYTES, PROMPT_ESTIMATE_BYTES } from '../src/engine/failure-types.js';
 import { createRepeatedToolFailureGuard } from '../src/otel/repeated-tool-failure-guard.js';
 
 const BOUND = 1024 * 1024;

@@ -1,6 +1,6 @@
 import { ROOT_CONTEXT } from '@opentelemetry/api';
 import { createRepeatedToolFailureGuard } from '../src/otel/repeated-tool-failure-guard.js';
-import type { BatchDecision } from '../src/engine/failure-engine.js';
+import type { BatchDecision } from '../src/engine/failure-types.js';
 import { behavesLikeProcessor } from './helpers/behaves-like-processor.js';
 import { loadFixture } from './helpers/recorded.js';
 

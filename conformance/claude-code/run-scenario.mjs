@@ -1,5 +1,5 @@
 // @ts-check
-/* global process, console, setTimeout, clearTimeout */
+/* global process, console */
 /**
  * Runs one Claude Code conformance scenario end to end against the real CLI, offline: a throwaway
  * HOME and working directory, the scripted fake Anthropic Messages API and an OTLP/HTTP JSON sink,
@@ -13,13 +13,14 @@
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { reexecIsolated } from '../run-scenario.mjs';
 import { startFakeAnthropic } from './fake-anthropic.mjs';
 import { startOtlpSink } from './otlp-sink.mjs';
+import { endChild, signalGroup, waitForQuietFile } from '../child-process.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repoRoot = resolve(here, '../..');
@@ -91,7 +92,6 @@ export const OUR_CLI = resolve(process.env.RTFG_REPLAY_CLI ?? join(repoRoot, 'di
  */
 
 const RUN_TIMEOUT_MILLIS = 60_000;
-const TERM_GRACE_MILLIS = 3_000;
 
 /**
  * Why the CLI cannot be run, or `undefined`.
@@ -132,79 +132,6 @@ for (const signal of /** @type {const} */ (['SIGINT', 'SIGTERM'])) {
     for (const pid of live) signalGroup(pid, 'SIGKILL');
     process.exit(130);
   });
-}
-
-/**
- * @param {number} pid
- * @param {NodeJS.Signals} signal
- */
-function signalGroup(pid, signal) {
-  try {
-    process.kill(-pid, signal);
-  } catch {
-    try {
-      process.kill(pid, signal);
-    } catch {
-      // already gone
-    }
-  }
-}
-
-/**
- * @param {import('node:child_process').ChildProcess} child
- * @param {number} millis
- * @returns {Promise<boolean>}
- */
-function waitForExit(child, millis) {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(true);
-  return new Promise((res) => {
-    const timer = setTimeout(() => {
-      child.off('exit', onExit);
-      res(false);
-    }, millis);
-    const onExit = () => {
-      clearTimeout(timer);
-      res(true);
-    };
-    child.once('exit', onExit);
-  });
-}
-
-/**
- * Waits for a voluntary exit, then SIGTERM, then SIGKILL to the process group.
- * @param {import('node:child_process').ChildProcess} child
- * @param {number} graceMillis
- * @returns {Promise<boolean>} Whether a signal was needed.
- */
-async function endChild(child, graceMillis) {
-  if (await waitForExit(child, graceMillis)) return false;
-  if (child.pid === undefined) return true;
-  signalGroup(child.pid, 'SIGTERM');
-  if (!(await waitForExit(child, TERM_GRACE_MILLIS))) {
-    signalGroup(child.pid, 'SIGKILL');
-    await waitForExit(child, TERM_GRACE_MILLIS);
-  }
-  return true;
-}
-
-/**
- * Waits until a file has stopped growing for `quietMillis` (at most `maxMillis`).
- * @param {string} file
- * @param {number} quietMillis
- * @param {number} maxMillis
- */
-async function waitForQuietFile(file, quietMillis, maxMillis) {
-  const end = Date.now() + maxMillis;
-  let last = -1;
-  let stableSince = Date.now();
-  while (Date.now() < end) {
-    const size = existsSync(file) ? statSync(file).size : -1;
-    if (size !== last) {
-      last = size;
-      stableSince = Date.now();
-    } else if (Date.now() - stableSince >= quietMillis) return;
-    await new Promise((r) => setTimeout(r, 100));
-  }
 }
 
 /**

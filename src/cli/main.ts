@@ -5,7 +5,7 @@
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { parseGuardMode } from '../core/mode.js';
 import type { GuardMode } from '../core/failure/types.js';
-import type { BatchDecision } from '../engine/failure-engine.js';
+import type { BatchDecision } from '../engine/failure-types.js';
 import { UserError } from './io.js';
 import { VERSION } from '../otel/version.js';
 import { WIRE_PROFILES } from '../profiles/registry.js';
@@ -76,7 +76,7 @@ program
 program
   .command('serve')
   .description(
-    'Receive OTLP/HTTP (JSON or protobuf, optionally gzip) from a running agent on /v1/traces and /v1/logs, run the guard in shadow, and export its counters, diagnostic logs and loop events over OTLP/HTTP (or print them).',
+    'Receive OTLP/HTTP (JSON or protobuf, optionally gzip) from a running agent on /v1/traces and /v1/logs (and OTLP/gRPC with --grpc-port), run the guard in shadow, and export its counters, diagnostic logs and loop events over OTLP/HTTP (or print them).',
   )
   .addOption(new Option('--port <port>', 'port to listen on').argParser(portArg).default(4318))
   .option('--host <host>', 'address to bind', '127.0.0.1')
@@ -95,6 +95,9 @@ program
       .default('qwen-code'),
   )
   .option('--report <file>', 'write the HTML shadow report to <file> at exit and on SIGUSR2; needs the optional package echarts')
+  .addOption(new Option('--grpc-port <port>', 'also receive OTLP/gRPC on this port (4317 by convention; what the Collector load_balancing exporter sends)').argParser(portArg))
+  .option('--instance-id <id>', 'service.instance.id of the guard telemetry (default: a random UUID per start)')
+  .option('--new-prompts-only', 'judge only prompts whose start record (qwen-code.user_prompt) arrives with a time after this process started (replicas: a restart never judges a prompt seen only in part)', false)
   .action(
     async (opts: {
       port: number;
@@ -106,6 +109,9 @@ program
       mode: GuardMode;
       profile: WireProfileName | 'auto';
       report?: string;
+      grpcPort?: number;
+      instanceId?: string;
+      newPromptsOnly: boolean;
     }) => {
       const { runServe } = await import('./commands/serve.js');
       await runServe(opts, io);

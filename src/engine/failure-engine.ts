@@ -2,6 +2,12 @@
  * Batch assembly and per-prompt guard state, shared by the in-process processors, `replay` and
  * `serve`. Profiles translate telemetry into {@link CallUpdate}s and boundaries; the engine builds
  * the batch receipt, calls the pure reducer, and reports each reduction to its listeners.
+ *
+ * Longer than the ~350-line norm on purpose: it is the one place that decides when a prompt's batch
+ * closes (a model request, a batch span, a response id, the control hook, the prompt's end, a held
+ * batch whose logs trail) and how it is reduced (assumed or unreliable drain, unjudged reasons).
+ * Those rules share the prompt entry and must be read together; the parts that need no prompt state
+ * live beside it (`batch-assembler.ts`, `prompt-registry.ts`, `failure-types.ts`).
  */
 import { BoundedMap, BoundedSet } from './bounded.js';
 import { PromptRegistry } from './prompt-registry.js';
@@ -11,97 +17,15 @@ import type { CallUpdate, PromptInfo } from './call-facts.js';
 import { findCall, hasRunningCall, hasSettledCall, hasUnsettledCall, mergeCallUpdate, newOpenBatch, sealBatch } from './batch-assembler.js';
 import type { OpenBatch } from './batch-assembler.js';
 import type { GuardRoute } from './call-facts.js';
-import type { ExecutionErrorVocabulary } from './error-vocabulary.js';
+import { CALL_ESTIMATE_BYTES, CLOSED_CALL_ESTIMATE_BYTES, DEFAULT_EVICTED_PROMPT_FILTER_BYTES, DEFAULT_MAX_HELD_BYTES, PROMPT_ESTIMATE_BYTES } from './failure-types.js';
+import type { BatchDecision, EvictionReason, FailureEngineListener, FailureEngineSettings } from './failure-types.js';
 import type {
   BatchReceipt,
   DrainSignals,
   FailureAction,
   GuardMode,
-  FailureOutcome,
   FailureState,
 } from '../core/failure/types.js';
-
-/** One reduced batch, reported to every engine listener (including decision `none`). */
-export interface BatchDecision {
-  readonly promptId: string;
-  /** 1-based index of the batch within its prompt. */
-  readonly batch: number;
-  readonly mode: GuardMode;
-  readonly route: GuardRoute;
-  readonly sessionId: string | undefined;
-  readonly receipt: BatchReceipt;
-  readonly drain: DrainSignals;
-  /** Where the drain signals came from: the control hook, or assumed by the engine. */
-  readonly drainSource: 'control_hook' | 'assumed';
-  readonly outcome: FailureOutcome;
-  /** Time of the last telemetry record of the batch, in milliseconds since the epoch. */
-  readonly lastActivityMillis: number;
-  /** Time the batch was reduced, in milliseconds since the epoch (engine clock). */
-  readonly decidedAtMillis: number;
-}
-
-/**
- * Why a batch was not judged on its outcomes.
- *
- * - `turn_cancelled`, `cancelled_call`, `other_loop_stop`: the prompt's final batch ended the turn
- *   before the Session would run the guard on it (the in-tree guard does not judge it either);
- * - `no_terminal_records`: no call of the batch has its terminal record (a qwen-code
- *   `tool_call` log…), so its outcomes are unknown. The batch is still reduced (as `incomplete`,
- *   which resets a candidate, as the design asks), but nothing about its failures could be judged:
- *   usually the logs signal is missing (a collector writing one file per signal, a log processor
- *   not registered).
- */
-export type UnjudgedReason = 'turn_cancelled' | 'cancelled_call' | 'other_loop_stop' | 'no_terminal_records';
-
-/** Why a prompt's state was dropped without finishing. */
-export type EvictionReason = 'capacity' | 'idle';
-
-/** Receives engine output. Listener errors are caught by the engine's error reporter. */
-export interface FailureEngineListener {
-  onDecision?(decision: BatchDecision): void;
-  onEviction?(promptId: string, reason: EvictionReason): void;
-  /** The prompt's state was dropped (it ended or was evicted); `traceId` is the trace it was seen on. */
-  onPromptForgotten?(promptId: string, traceId: string | undefined): void;
-  /**
-   * A batch was not judged on its outcomes (see {@link UnjudgedReason}); `batch` is its 1-based
-   * index in the prompt (for a final batch that was never reduced: the index it would have had).
-   */
-  onUnjudgedBatch?(promptId: string, reason: UnjudgedReason, batch: number): void;
-}
-
-/** Limits and policy of the engine. All fields are required here; defaults live in `config.ts`. */
-export interface FailureEngineSettings {
-  readonly mode: GuardMode;
-  /** `qwen-code.message_type` values whose prompts are forced `off` (design: cron is off). */
-  readonly offMessageTypes: readonly string[];
-  readonly maxOpenPrompts: number;
-  readonly maxCallsPerBatch: number;
-  readonly promptIdleMillis: number;
-  /**
-   * Bytes of the filter that remembers evicted prompt ids for good (see `PromptRegistry`).
-   * @defaultValue `1048576`
-   */
-  readonly evictedPromptFilterBytes?: number;
-  /**
-   * Most bytes the prompts may hold, estimated ({@link PROMPT_ESTIMATE_BYTES} a prompt,
-   * {@link CALL_ESTIMATE_BYTES} a call held, {@link CLOSED_CALL_ESTIMATE_BYTES} a judged call id
-   * remembered); beyond it the oldest prompts are evicted (`capacity`). @defaultValue `268435456` (256 MiB)
-   */
-  readonly maxHeldBytes?: number;
-  /**
-   * The profile's closed vocabulary of execution error types; other values key the reducer as
-   * `other#<digest>` and are emitted as `other`. @defaultValue none: identifier-shaped values are
-   * kept (the guard facade always passes its profile's vocabulary)
-   */
-  readonly executionErrorTypes?: ExecutionErrorVocabulary;
-  /**
-   * When false, `warn` and `enforce` decide at batch close with the assumed drain, like `shadow`
-   * (replay and serve, where no Session calls the hook). In-process it is true.
-   */
-  readonly controlHookRequired: boolean;
-  readonly now: () => number;
-  readonly reportError: (err: unknown) => void;
-}
 
 interface PendingBatch {
   readonly receipt: BatchReceipt;
@@ -120,6 +44,8 @@ interface PromptEntry {
   traceId: string | undefined;
   sessionId: string | undefined;
   foreground: boolean;
+  /** Its batches may be judged: always, unless the engine requires the prompt's start ({@link FailureEngineSettings.promptStartRequiredFromMillis}). */
+  admitted: boolean;
   state: FailureState;
   open: OpenBatch | undefined;
   /**
@@ -138,17 +64,6 @@ interface PromptEntry {
   /** Last telemetry of the prompt, in milliseconds since the engine's first stamp. */
   lastSeenMillis: number;
 }
-
-/** Default size of the evicted-prompt filter: 1 MiB, about 1% false positives after 875,000 evictions. */
-export const DEFAULT_EVICTED_PROMPT_FILTER_BYTES = 1_048_576;
-/** Default byte bound of the prompts held: 256 MiB. */
-export const DEFAULT_MAX_HELD_BYTES = 256 * 1024 * 1024;
-/** Estimated bytes of a prompt's state without calls (measured about 800 with one call on Node 20). */
-export const PROMPT_ESTIMATE_BYTES = 1024;
-/** Estimated bytes of one call held in an open, closing or pending batch (measured about 180 on Node 20). */
-export const CALL_ESTIMATE_BYTES = 256;
-/** Estimated bytes of one judged call id remembered to drop its late records. */
-export const CLOSED_CALL_ESTIMATE_BYTES = 96;
 
 const ASSUMED_DRAIN: DrainSignals = { hasExternalInput: false, hasQueuedPrompt: false, inputReliable: true };
 const NO_HOOK_DRAIN: DrainSignals = { hasExternalInput: false, hasQueuedPrompt: false, inputReliable: false };
@@ -169,6 +84,7 @@ export class FailureEngine {
   private readonly _modeOverrides: BoundedMap<string, GuardMode>;
   private readonly _listeners: FailureEngineListener[] = [];
   private _lateRecords = 0;
+  private _unadmittedBatches = 0;
 
   constructor(settings: FailureEngineSettings) {
     this._settings = settings;
@@ -193,6 +109,11 @@ export class FailureEngine {
   /** Records that arrived for a prompt that had already finished or been evicted. */
   get lateRecords(): number {
     return this._lateRecords;
+  }
+
+  /** Batches not judged because their prompt was not admitted (its start was not seen in time). */
+  get unadmittedBatches(): number {
+    return this._unadmittedBatches;
   }
 
   /** Prompts currently held in memory. */
@@ -264,6 +185,21 @@ export class FailureEngine {
     } else if (info.inferredRoute !== undefined && !entry.routeKnown) {
       entry.route = info.inferredRoute;
     }
+  }
+
+  /**
+   * The prompt's start record (qwen-code: `qwen-code.user_prompt`), with its event time in
+   * milliseconds since the epoch. When the engine requires prompt starts, this admits the prompt if
+   * the time is not before {@link FailureEngineSettings.promptStartRequiredFromMillis} and none of its
+   * calls arrived before; otherwise it changes nothing.
+   */
+  startPrompt(promptId: string, timeMillis: number): void {
+    const from = this._settings.promptStartRequiredFromMillis;
+    if (from === undefined) return;
+    const entry = this._entry(promptId);
+    if (entry === undefined || entry.admitted) return;
+    entry.lastSeenMillis = this._stamp();
+    if (timeMillis >= from && (entry.open?.calls.length ?? 0) === 0 && entry.closing === undefined && entry.closedCalls === undefined) entry.admitted = true;
   }
 
   /**
@@ -370,7 +306,7 @@ export class FailureEngine {
     this._sealClosing(entry);
     const open = entry.open;
     const unjudged =
-      open === undefined || open.calls.length === 0 || entry.mode === 'off' || !entry.foreground
+      open === undefined || open.calls.length === 0 || entry.mode === 'off' || !entry.foreground || !entry.admitted
         ? undefined
         : turnCancelled
           ? 'turn_cancelled'
@@ -437,6 +373,7 @@ export class FailureEngine {
       traceId: undefined,
       sessionId: undefined,
       foreground: false,
+      admitted: this._settings.promptStartRequiredFromMillis === undefined,
       state: initialFailureState(),
       open: undefined,
       closing: undefined,
@@ -476,6 +413,10 @@ export class FailureEngine {
     for (const call of open.calls) entry.closedCalls.add(call.callId);
     this._reweigh(entry);
     if (!entry.foreground || entry.mode === 'off') return;
+    if (!entry.admitted) {
+      this._unadmittedBatches += 1;
+      return;
+    }
     this._reducePending(entry, this._noHookDrain(entry), 'assumed');
     entry.batchCount += 1;
     entry.pending = { receipt, index: entry.batchCount, lastActivityMillis: open.lastActivityMillis };

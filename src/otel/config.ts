@@ -5,7 +5,7 @@ import type { MeterProvider } from '@opentelemetry/api';
 import type { LoggerProvider } from '@opentelemetry/api-logs';
 import { GUARD_MODE_ENV_VAR, resolveGuardModeFromEnv } from '../profiles/qwen-code/mode-sources.js';
 import { DEFAULT_GUARD_MODE, parseGuardMode } from '../core/mode.js';
-import { DEFAULT_EVICTED_PROMPT_FILTER_BYTES, DEFAULT_MAX_HELD_BYTES } from '../engine/failure-engine.js';
+import { DEFAULT_EVICTED_PROMPT_FILTER_BYTES, DEFAULT_MAX_HELD_BYTES } from '../engine/failure-types.js';
 import { reportGuardDiagnostics } from './diagnostics.js';
 import { resolveRepetitionConfig } from '../core/repetition/config.js';
 import type { RepetitionConfig } from '../core/repetition/config.js';
@@ -84,6 +84,14 @@ export interface RepeatedToolFailureGuardOptions {
    */
   readonly controlHookRequired?: boolean;
   /**
+   * Judge only prompts whose start record (qwen-code: `qwen-code.user_prompt`) arrives with an
+   * event time at or after this time, in milliseconds since the epoch, before any of their calls.
+   * For out-of-process replicas (`serve --new-prompts-only` passes its own start time): a process
+   * that starts mid-prompt never judges a prompt it saw only part of. Profiles without a start
+   * record then judge nothing. @defaultValue `undefined` (every prompt is judged)
+   */
+  readonly promptStartRequiredFromMillis?: number;
+  /**
    * The identical tool-call repetition breaker (second guard). `mode` defaults to the failure
    * guard's mode; thresholds default to `{ enabled: true, warn: 3, abort: 5, windowSize: 0 }`
    * (the seed PR); `abort <= warn` is clamped to `warn + 1`.
@@ -108,6 +116,7 @@ export interface ResolvedGuardOptions {
   readonly sweepIntervalMillis: number;
   readonly clock: () => number;
   readonly controlHookRequired: boolean;
+  readonly promptStartRequiredFromMillis: number | undefined;
   readonly repetitionMode: GuardMode;
   readonly repetition: RepetitionConfig;
 }
@@ -282,6 +291,11 @@ export function validateOptions(
   if (typeof rawHook === 'boolean') controlHookRequired = rawHook;
   else if (rawHook !== undefined) issues.push(`controlHookRequired must be a boolean; using ${String(DEFAULT_OPTIONS.controlHookRequired)}`);
 
+  const rawStart = get('promptStartRequiredFromMillis');
+  let promptStartRequiredFromMillis: number | undefined;
+  if (typeof rawStart === 'number' && Number.isFinite(rawStart)) promptStartRequiredFromMillis = rawStart;
+  else if (rawStart !== undefined) issues.push('promptStartRequiredFromMillis must be a finite number of milliseconds; judging every prompt');
+
   const resolved: ResolvedGuardOptions = {
     mode,
     profile,
@@ -298,6 +312,7 @@ export function validateOptions(
     sweepIntervalMillis: intOption(issues, 'sweepIntervalMillis', get('sweepIntervalMillis'), DEFAULT_OPTIONS.sweepIntervalMillis, 0),
     clock,
     controlHookRequired,
+    promptStartRequiredFromMillis,
     repetitionMode,
     repetition: repetition.config,
   };

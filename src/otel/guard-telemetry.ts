@@ -4,7 +4,12 @@ import type { Attributes, Counter, MeterProvider } from '@opentelemetry/api';
 import { logs, SeverityNumber } from '@opentelemetry/api-logs';
 import type { Logger, LoggerProvider } from '@opentelemetry/api-logs';
 import { batchCountBucket, failureCountBucket } from '../core/buckets.js';
-import type { BatchDecision, FailureEngineListener, EvictionReason, UnjudgedReason } from '../engine/failure-engine.js';
+import type {
+  BatchDecision,
+  FailureEngineListener,
+  EvictionReason,
+  UnjudgedReason,
+} from '../engine/failure-types.js';
 import type { RepetitionDecisionRecord, RepetitionListener } from '../engine/repetition-engine.js';
 import {
   GUARD_CLOCK_ANOMALY_METRIC_SUFFIX,

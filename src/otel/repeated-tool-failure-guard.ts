@@ -5,7 +5,7 @@ import { flushGuardDiagnostics, hasHeldGuardDiagnostics, reportGuardDiagnostics 
 import type { RepeatedToolFailureGuardOptions, ResolvedGuardOptions } from './config.js';
 import { GuardControl } from './guard-control.js';
 import { FailureEngine } from '../engine/failure-engine.js';
-import type { FailureEngineListener } from '../engine/failure-engine.js';
+import type { FailureEngineListener } from '../engine/failure-types.js';
 import { GuardTelemetry } from './guard-telemetry.js';
 import { WIRE_PROFILES } from '../profiles/registry.js';
 import { RepetitionEngine } from '../engine/repetition-engine.js';
@@ -72,6 +72,7 @@ export class RepeatedToolFailureGuard implements TelemetrySink {
       maxHeldBytes: o.maxHeldBytes,
       executionErrorTypes: vocabulary,
       controlHookRequired: o.controlHookRequired,
+      promptStartRequiredFromMillis: o.promptStartRequiredFromMillis,
       now: o.clock,
       reportError: (err) => globalErrorHandler(err as Error),
     });

@@ -2,7 +2,8 @@
  * The design's Phase 1 shadow invariants that can be checked from telemetry
  * (design "Phase 1: shadow", "Required invariants").
  */
-import type { BatchDecision } from '../engine/failure-engine.js';
+import { RESET_REASONS } from '../core/failure/types.js';
+import type { BatchDecision } from '../engine/failure-types.js';
 import type { RecordBatch } from '../otlp/records.js';
 import { genAiOperation, genAiPromptId } from '../profiles/genai/genai-profile.js';
 import type { SpanView } from '../profiles/wire-profile.js';
@@ -140,19 +141,7 @@ const ENUMERATED: Readonly<Record<string, ReadonlySet<string>>> = {
   failure_count_bucket: new Set(BUCKETS),
   run_length_bucket: new Set(BUCKETS),
   batch_count_bucket: new Set(['0', '1', '2', '3+']),
-  reset_reason: new Set([
-    'success',
-    'cancelled',
-    'not_started',
-    'post_execution_failure',
-    'unknown',
-    'mixed',
-    'incomplete',
-    'external_input',
-    'queued_prompt',
-    'unreliable_input',
-    'contract_violation',
-  ]),
+  reset_reason: new Set(RESET_REASONS),
   terminal_status: new Set(['error']),
   execution_status: new Set(['error']),
   tool_type: new Set(['native', 'mcp']),

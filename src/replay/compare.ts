@@ -2,7 +2,7 @@
  * Batch-by-batch comparison of replayed decisions with the in-tree guard's own events.
  */
 import { batchCountBucket, failureCountBucket } from '../core/buckets.js';
-import type { BatchDecision } from '../engine/failure-engine.js';
+import type { BatchDecision } from '../engine/failure-types.js';
 import type { InTreeGuardEvent } from '../profiles/qwen-code/in-tree.js';
 
 /** Tolerance for an in-tree event logged in the same millisecond as its batch's last record. */

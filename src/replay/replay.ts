@@ -10,7 +10,7 @@ import type { ReadableSpan, Span } from '@opentelemetry/sdk-trace-base';
 import { detectWireProfiles } from '../profiles/registry.js';
 import type { WireProfileName } from '../profiles/registry.js';
 import { sampleTelemetry } from '../profiles/detect.js';
-import type { BatchDecision, UnjudgedReason } from '../engine/failure-engine.js';
+import type { BatchDecision, UnjudgedReason } from '../engine/failure-types.js';
 import type { RepetitionDecisionRecord } from '../engine/repetition-engine.js';
 import { RepeatedToolFailureGuard } from '../otel/repeated-tool-failure-guard.js';
 import type { BatchSpanProfileOptions } from '../profiles/batch-span/batch-span-profile.js';

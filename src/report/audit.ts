@@ -5,7 +5,8 @@
  * Numbers and booleans carry counts, sums and times. A field the audit does not know fails it, so a
  * new field cannot slip a free-form string into the page unnoticed.
  */
-import type { UnjudgedReason } from '../engine/failure-engine.js';
+import { RESET_REASONS } from '../core/failure/types.js';
+import type { UnjudgedReason } from '../engine/failure-types.js';
 import { WIRE_PROFILES } from '../profiles/registry.js';
 import type { InputIdentifiers } from '../replay/audit.js';
 import type { ReportData } from './report-data.js';
@@ -14,19 +15,6 @@ import { BREAKER_VARIANTS, FAILURE_VARIANTS } from './what-if.js';
 const PHASES = ['idle', 'tracking', 'warned', 'latched'];
 const FAILURE_DECISIONS = ['none', 'reset', 'tracked', 'would_warn', 'warned', 'would_stop', 'stopped'];
 const BREAKER_DECISIONS = ['none', 'reset', 'tracked', 'would_warn', 'warned', 'would_abort', 'aborted'];
-const RESET_REASONS = [
-  'success',
-  'cancelled',
-  'not_started',
-  'post_execution_failure',
-  'unknown',
-  'mixed',
-  'incomplete',
-  'external_input',
-  'queued_prompt',
-  'unreliable_input',
-  'contract_violation',
-];
 const IDENTIFIER = /^[a-z][a-z0-9_]{0,63}$/;
 const LABEL = /^(\(unset\)|\(other\)|-|[A-Za-z0-9][A-Za-z0-9._+-]{0,63})$/;
 const ROW_ID = /^(threshold-\d{1,3}x\d{1,2}|breaker-\d{1,3}x\d{1,3})$/;

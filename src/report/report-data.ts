@@ -3,8 +3,11 @@
  * telemetry may hold (design "Telemetry and privacy"): prompt and session ids, closed-vocabulary
  * labels, identifier-shaped error types, counts, token sums and times. {@link auditReportData}
  * checks that structurally.
+ *
+ * Longer than the ~350-line norm on purpose: the data of the five report sections and the structural
+ * audit that checks every field of them sit together, so a new field cannot skip the audit.
  */
-import type { BatchDecision } from '../engine/failure-engine.js';
+import type { BatchDecision } from '../engine/failure-types.js';
 import type { InvariantResult } from '../replay/audit.js';
 import type { ReplayResult } from '../replay/replay.js';
 import type { ReportInputs, UsageRecord } from '../profiles/report-inputs.js';

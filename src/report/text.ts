@@ -2,7 +2,7 @@
  * Text and JSON-lines rendering of replay results.
  */
 import { batchCountBucket, failureCountBucket } from '../core/buckets.js';
-import type { BatchDecision, UnjudgedReason } from '../engine/failure-engine.js';
+import type { BatchDecision, UnjudgedReason } from '../engine/failure-types.js';
 import type { UnjudgedBatch } from '../replay/replay.js';
 import type { RepetitionDecisionRecord } from '../engine/repetition-engine.js';
 import type { InvariantResult } from '../replay/audit.js';

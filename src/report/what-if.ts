@@ -10,7 +10,7 @@
  * Shadow telemetry shows what the model did without a reminder, so every number here is a volume
  * estimate, not a prediction of how a model reacts to the reminder (design "Phase 1: shadow").
  */
-import type { BatchDecision } from '../engine/failure-engine.js';
+import type { BatchDecision } from '../engine/failure-types.js';
 import { isReportedRepetitionDecision } from '../engine/repetition-engine.js';
 import { DEFAULT_FAILURE_POLICY, initialFailureState, reduceFailure } from '../core/failure/reducer.js';
 import type { FailurePolicy } from '../core/failure/reducer.js';

@@ -1,7 +1,8 @@
 /**
- * `serve`: the guard out of process. OTLP/HTTP in, the same processors as in-process, the guard's
- * own telemetry out over OTLP/HTTP (or printed as JSON lines).
+ * `serve`: the guard out of process. OTLP/HTTP (and, on request, OTLP/gRPC) in, the same
+ * processors as in-process, the guard's own telemetry out over OTLP/HTTP (or printed as JSON lines).
  */
+import { randomUUID } from 'node:crypto';
 import { ROOT_CONTEXT } from '@opentelemetry/api';
 import { ExportResultCode } from '@opentelemetry/core';
 import type { ExportResult } from '@opentelemetry/core';
@@ -9,12 +10,17 @@ import { BatchLogRecordProcessor, LoggerProvider, SimpleLogRecordProcessor } fro
 import type { LogRecordExporter, ReadableLogRecord, SdkLogRecord } from '@opentelemetry/sdk-logs';
 import { AggregationTemporality, MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
 import type { PushMetricExporter, ResourceMetrics } from '@opentelemetry/sdk-metrics';
+import { detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources';
+import type { Resource } from '@opentelemetry/resources';
 import type { ReadableSpan, Span } from '@opentelemetry/sdk-trace-base';
-import type { BatchDecision } from '../engine/failure-engine.js';
+import type { BatchDecision } from '../engine/failure-types.js';
 import { RepeatedToolFailureGuard } from '../otel/repeated-tool-failure-guard.js';
 import type { GuardMode } from '../core/failure/types.js';
 import type { WireProfileDefinition, WireProfileName } from '../profiles/registry.js';
 import { AutoDetectProfile } from '../profiles/auto/auto-profile.js';
+import { VERSION } from '../otel/version.js';
+import type { RecordBatch } from '../otlp/records.js';
+import type { OtlpGrpcReceiver } from './otlp-grpc-receiver.js';
 import { loadOtlpHttpExporters } from './otlp-http-exporters.js';
 import { startOtlpHttpReceiver } from './otlp-http-receiver.js';
 import type { OtlpHttpReceiver } from './otlp-http-receiver.js';
@@ -22,7 +28,6 @@ import { DEFAULT_INGEST_BUDGET_BYTES, IngestBudget } from './ingest-budget.js';
 import { estimateLogBytes, estimateSpanBytes, RecordProjection } from './projection.js';
 import { WIRE_PROFILES } from '../profiles/registry.js';
 import { RejectionLog } from './rejection-log.js';
-import type { RecordBatch } from '../otlp/records.js';
 import { ReorderBuffer } from './reorder-buffer.js';
 import { ServeReportCollector } from './report-collector.js';
 import type { ServeReportParts } from './report-collector.js';
@@ -77,12 +82,34 @@ export interface GuardServerOptions {
    * @defaultValue `268435456` (256 MiB)
    */
   readonly ingestBudgetBytes?: number;
+  /**
+   * Also receive OTLP/gRPC on this port (4317 by convention; `0` picks a free one), on `host`.
+   * `@grpc/grpc-js` is loaded only then. @defaultValue `undefined` (OTLP/HTTP only)
+   */
+  readonly grpcPort?: number;
+  /**
+   * `service.instance.id` of the guard's own telemetry (`service.name` is
+   * `repeated-tool-failure-guard`; `OTEL_RESOURCE_ATTRIBUTES` and `OTEL_SERVICE_NAME` override).
+   * @defaultValue a random UUID per start
+   */
+  readonly instanceId?: string;
+  /**
+   * Judge only prompts that start after the server started: their `qwen-code.user_prompt` record
+   * arrives with an event time at or after the start, before any of their calls. A replica that
+   * restarts, or takes sessions over from another, then never judges a prompt it saw only part of.
+   * @defaultValue `false` (every prompt is judged)
+   */
+  readonly newPromptsOnly?: boolean;
 }
 
 /** A running server. */
 export interface GuardServer {
   readonly url: string;
   readonly receiver: OtlpHttpReceiver;
+  /** `host:port` of the OTLP/gRPC receiver, when one was asked for. */
+  readonly grpcAddress: string | undefined;
+  /** `service.instance.id` of the guard's own telemetry. */
+  readonly instanceId: string;
   readonly guard: RepeatedToolFailureGuard;
   /** Every reduced batch so far (including `none`). */
   readonly decisions: BatchDecision[];
@@ -101,6 +128,8 @@ export interface GuardServer {
   ingest(records: RecordBatch): void;
   /** Records kept after projection so far (spans, logs) and records held now. */
   ingestStats(): { readonly spansKept: number; readonly logsKept: number; readonly held: number };
+  /** Batches not judged because their prompt started before the server (with `newPromptsOnly`). */
+  unadmittedBatches(): number;
   /** Release everything held now (judging open batches as they stand). */
   drain(): void;
   /** Stop receiving, judge what is held, flush and export. */
@@ -157,7 +186,20 @@ const CALL_LEVEL_SPANS = new Set(['qwen-code.tool', 'qwen-code.tool.execution'])
 /** Call-level log events: qwen-code's `tool_call`; Claude Code's `tool_decision` and `tool_result`. */
 const CALL_LEVEL_EVENTS = new Set(['qwen-code.tool_call', 'tool_decision', 'tool_result']);
 
-/** Start `serve`. Resolves once the receiver listens. */
+/** The guard's own resource: its name, version and instance, then what the environment says. */
+function guardResource(instanceId: string): Resource {
+  return resourceFromAttributes({
+    'service.name': 'repeated-tool-failure-guard',
+    'service.version': VERSION,
+    'service.instance.id': instanceId,
+  }).merge(detectResources({ detectors: [envDetector] }));
+}
+
+/**
+ * Start `serve`. Resolves once the receivers listen.
+ *
+ * @throws {Error} when a port cannot be bound (nothing is left listening).
+ */
 export async function startGuardServer(options: GuardServerOptions = {}): Promise<GuardServer> {
   // Numbers are validated like the guard's options: an invalid one → its default and one note.
   const notes: string[] = [];
@@ -178,7 +220,11 @@ export async function startGuardServer(options: GuardServerOptions = {}): Promis
   // Under `auto` the report reads its inputs the qwen-code way (the router's names are qwen-code's).
   const reportProfile: WireProfileName = options.profile === undefined || options.profile === 'auto' ? 'qwen-code' : options.profile;
   const report = options.report === true ? new ServeReportCollector(reportProfile, (WIRE_PROFILES as Readonly<Record<string, WireProfileDefinition>>)[reportProfile]?.readReportInputs) : undefined;
+  const instanceId = options.instanceId ?? randomUUID();
+  const resource = guardResource(instanceId);
+  const startedAtMillis = Date.now();
   const loggerProvider = new LoggerProvider({
+    resource,
     processors: [
       ...(report === undefined ? [] : [new SimpleLogRecordProcessor({ exporter: report.logExporter })]),
       exporters === undefined
@@ -190,11 +236,12 @@ export async function startGuardServer(options: GuardServerOptions = {}): Promis
     exporter: exporters === undefined ? new JsonLinesMetricExporter(print) : new exporters.OTLPMetricExporter({ url: `${endpoint}/v1/metrics` }),
     exportIntervalMillis: metricExportIntervalMillis,
   });
-  const meterProvider = new MeterProvider({ readers: [reader] });
+  const meterProvider = new MeterProvider({ resource, readers: [reader] });
   const guard = new RepeatedToolFailureGuard({
     mode: options.mode ?? 'shadow',
     profile: options.profile === 'auto' ? (engine, repetition) => new AutoDetectProfile(engine, repetition) : (options.profile ?? 'qwen-code'),
     controlHookRequired: false,
+    promptStartRequiredFromMillis: options.newPromptsOnly === true ? startedAtMillis : undefined,
     meterProvider,
     loggerProvider,
   });
@@ -277,14 +324,33 @@ export async function startGuardServer(options: GuardServerOptions = {}): Promis
     for (const r of buffer.add(records.spans, records.logs)) feedLate(r);
     countClockAnomalies();
   };
+  const host = options.host ?? '127.0.0.1';
   const receiver = await startOtlpHttpReceiver({
-    host: options.host ?? '127.0.0.1',
+    host,
     port: options.port ?? 4318,
     maxBodyBytes,
     budget,
     onRecords: ingest,
     onRejected: (r) => rejections.note(r.signal, r.status, r.message),
   });
+  let grpc: OtlpGrpcReceiver | undefined;
+  if (options.grpcPort !== undefined) {
+    try {
+      const { startOtlpGrpcReceiver } = await import('./otlp-grpc-receiver.js');
+      grpc = await startOtlpGrpcReceiver({
+        host,
+        port: options.grpcPort,
+        maxMessageBytes: maxBodyBytes,
+        budget,
+        onRecords: ingest,
+        onRejected: (r) => rejections.note(r.signal, r.status, r.message),
+      });
+    } catch (err) {
+      await receiver.close();
+      await Promise.all([meterProvider.shutdown(), loggerProvider.shutdown()]);
+      throw err;
+    }
+  }
   const tick = (): void => {
     for (const r of buffer.release()) feed(r);
   };
@@ -295,6 +361,8 @@ export async function startGuardServer(options: GuardServerOptions = {}): Promis
   return {
     url: receiver.url,
     receiver,
+    grpcAddress: grpc?.address,
+    instanceId,
     guard,
     decisions,
     lateRecords,
@@ -303,6 +371,7 @@ export async function startGuardServer(options: GuardServerOptions = {}): Promis
     budget,
     ingest,
     ingestStats: () => ({ spansKept, logsKept, held: buffer.size }),
+    unadmittedBatches: () => guard.engine.unadmittedBatches,
     drain: () => {
       for (const r of buffer.release(true)) feed(r);
     },
@@ -310,7 +379,7 @@ export async function startGuardServer(options: GuardServerOptions = {}): Promis
       closed ??= (async () => {
         clearInterval(timer);
         rejections.flush();
-        await receiver.close();
+        await Promise.all([receiver.close(), grpc?.close()]);
         for (const r of buffer.release(true)) feed(r);
         await guard.shutdown();
         if (report !== undefined) finalParts = await report.parts(decisions, reader, lateRecords(), buffer.clockAnomalies);

@@ -42,7 +42,9 @@ function exportAll<T>(exporter: { export(items: T[], cb: (r: ExportResult) => vo
 
 describe('serve memory is bounded in bytes', () => {
   it('120 bodies of 15 MB: peak RSS under budget + overhead, every prompt judged, refused bodies retried', async () => {
-    const child = spawn(process.execPath, [MAIN, 'serve', '--port', '0', '--grace-millis', '30000', '--ingest-budget-bytes', String(BUDGET)], {
+    // A grace longer than the run: a body refused under the budget and retried later must not find
+    // its prompt's other records already released (on a loaded machine the run takes over 30 s).
+    const child = spawn(process.execPath, [MAIN, 'serve', '--port', '0', '--grace-millis', '300000', '--ingest-budget-bytes', String(BUDGET)], {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { FailureEngine } from '../../src/engine/failure-engine.js';
-import type { BatchDecision, UnjudgedReason } from '../../src/engine/failure-engine.js';
+import type { BatchDecision, UnjudgedReason } from '../../src/engine/failure-types.js';
 
 const P = 'sess########1';
 

@@ -7,7 +7,7 @@ import { AggregationTemporality, InMemoryMetricExporter, MeterProvider, Periodic
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { createRepeatedToolFailureGuard } from '../../src/otel/repeated-tool-failure-guard.js';
 import type { RepeatedToolFailureGuardOptions } from '../../src/otel/config.js';
-import type { BatchDecision } from '../../src/engine/failure-engine.js';
+import type { BatchDecision } from '../../src/engine/failure-types.js';
 
 /**
  * A real SDK: host providers with the guard's processors first (and, with `hostExport`, in-memory

@@ -14,7 +14,7 @@
  */
 import { LoggerProvider, SimpleLogRecordProcessor } from '@opentelemetry/sdk-logs';
 import { AggregationTemporality, MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
-import type { BatchDecision } from '../../engine/failure-engine.js';
+import type { BatchDecision } from '../../engine/failure-types.js';
 import { GuardTelemetry } from '../../otel/guard-telemetry.js';
 import { WIRE_PROFILES } from '../../profiles/registry.js';
 import { loadOtlpHttpExporters } from '../../serve/otlp-http-exporters.js';

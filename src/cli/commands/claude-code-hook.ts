@@ -19,7 +19,7 @@ import { appendFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import type { GuardMode } from '../../core/failure/types.js';
-import type { BatchDecision } from '../../engine/failure-engine.js';
+import type { BatchDecision } from '../../engine/failure-types.js';
 import { initialHookState, parseHookState, stepHook } from '../../profiles/claude-code/hook-guard.js';
 import type { HookStep } from '../../profiles/claude-code/hook-guard.js';
 import { parseClaudeCodeHookInput } from '../../profiles/claude-code/hook-input.js';

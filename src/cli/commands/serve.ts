@@ -1,5 +1,5 @@
 /**
- * `serve`: run the guard on live OTLP/HTTP until SIGINT or SIGTERM.
+ * `serve`: run the guard on live OTLP/HTTP (and OTLP/gRPC with `--grpc-port`) until SIGINT or SIGTERM.
  */
 import { startGuardServer } from '../../serve/guard-server.js';
 import { loadOtlpHttpExporters } from '../../serve/otlp-http-exporters.js';
@@ -24,6 +24,12 @@ export interface ServeCommandOptions {
   readonly mode: GuardMode;
   /** A profile name, or `auto` (qwen-code traces and logs to `qwen-code`, other traces to `genai`). @defaultValue `'qwen-code'` */
   readonly profile?: WireProfileName | 'auto';
+  /** Also receive OTLP/gRPC on this port. */
+  readonly grpcPort?: number;
+  /** `service.instance.id` of the guard's telemetry (default: a random UUID). */
+  readonly instanceId?: string;
+  /** Judge only prompts that start after the process started. */
+  readonly newPromptsOnly?: boolean;
   /** Write the HTML shadow report to this file at exit and on SIGUSR2. */
   readonly report?: string;
 }
@@ -63,11 +69,14 @@ export async function runServe(options: ServeCommandOptions, io: CommandIo): Pro
   try {
     server = await startGuardServer({ ...options, report: options.report !== undefined, print: io.out, log: io.err });
   } catch (err) {
-    throw new UserError(`cannot listen on ${options.host}:${options.port} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+    const ports = options.grpcPort === undefined ? `${options.port}` : `${options.port} (OTLP/HTTP) or ${options.grpcPort} (OTLP/gRPC)`;
+    throw new UserError(`cannot listen on ${options.host}:${ports} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
   }
   io.err(
     `serve: receiving OTLP/HTTP on ${server.url} (/v1/traces, /v1/logs), profile ${options.profile ?? 'qwen-code'}, mode ${options.mode}, grace ${options.graceMillis} ms`,
   );
+  if (server.grpcAddress !== undefined) io.err(`serve: receiving OTLP/gRPC on ${server.grpcAddress} (TraceService, LogsService)`);
+  io.err(`serve: service.instance.id ${server.instanceId}${options.newPromptsOnly === true ? '; judging only prompts that start from now on' : ''}`);
   io.err(
     options.exportEndpoint === undefined
       ? 'serve: guard telemetry is printed as JSON lines on stdout'
@@ -103,7 +112,8 @@ export async function runServe(options: ServeCommandOptions, io: CommandIo): Pro
   });
   if (file !== undefined && charts !== undefined) await writeServeReport(server, file, charts, io);
   const unjudged = Object.entries(server.unjudgedBatches()).map(([reason, n]) => `${n} ${reason.replace(/_/g, ' ')}`);
+  const unadmitted = options.newPromptsOnly === true ? `; ${server.unadmittedBatches()} batch(es) of prompts that started before it not judged` : '';
   io.err(
-    `serve: stopped after ${server.decisions.length} batch decision(s); ${server.lateRecords()} late record(s); unjudged batches: ${unjudged.length === 0 ? 'none' : unjudged.join(', ')}; ${server.clockAnomalies()} span(s) ending before they start`,
+    `serve: stopped after ${server.decisions.length} batch decision(s); ${server.lateRecords()} late record(s); unjudged batches: ${unjudged.length === 0 ? 'none' : unjudged.join(', ')}; ${server.clockAnomalies()} span(s) ending before they start${unadmitted}`,
   );
 }

@@ -4,6 +4,9 @@
  * Imports nothing from OpenTelemetry, reads no clock and no randomness. The steps follow the
  * design (`design-acp-repeated-tool-call-protection.txt`, "State machine") and, where the design
  * leaves detail open, the qwen-code 0.24.4 in-tree reducer (wire reference §5.4).
+ *
+ * Longer than the ~350-line norm on purpose: the design's twelve steps in their order, one small
+ * function a step, so the file reads as the specification does.
  */
 import type {
   BatchSettledEvent,

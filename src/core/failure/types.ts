@@ -147,18 +147,22 @@ export type FailureDecision =
   | 'stopped';
 
 /** Reset reason values, exactly as the in-tree guard writes `reset_reason`. */
-export type ResetReason =
-  | 'success'
-  | 'cancelled'
-  | 'not_started'
-  | 'post_execution_failure'
-  | 'unknown'
-  | 'mixed'
-  | 'incomplete'
-  | 'external_input'
-  | 'queued_prompt'
-  | 'unreliable_input'
-  | 'contract_violation';
+export type ResetReason = (typeof RESET_REASONS)[number];
+
+/** Every {@link ResetReason}, in the design's order: the closed vocabulary of `reset_reason`. */
+export const RESET_REASONS = [
+  'success',
+  'cancelled',
+  'not_started',
+  'post_execution_failure',
+  'unknown',
+  'mixed',
+  'incomplete',
+  'external_input',
+  'queued_prompt',
+  'unreliable_input',
+  'contract_violation',
+] as const;
 
 /** Nothing for the Session to do. */
 export interface FailureNoAction {

@@ -37,6 +37,7 @@ import {
   ATTR_TOOL_CALL_ID,
   ATTR_TOOL_TYPE,
   EVENT_API_REQUEST,
+  EVENT_USER_PROMPT,
   EVENT_LOOP_DETECTED,
   EVENT_TOOL_CALL,
   SPAN_INTERACTION,
@@ -156,6 +157,10 @@ export class QwenCodeProfile implements WireProfile {
       if (promptId !== undefined && loopType !== undefined && loopType !== LOOP_TYPE_REPEATED_TOOL_EXECUTION_FAILURE) {
         this._engine.turnStopped(promptId);
       }
+    } else if (name === EVENT_USER_PROMPT) {
+      // The prompt's start: what an engine that requires prompt starts admits a prompt on.
+      const promptId = stringAttr(attrs, ATTR_PROMPT_ID);
+      if (promptId !== undefined && isForegroundPromptId(promptId)) this._engine.startPrompt(promptId, hrTimeToMillis(record.hrTime));
     } else if (name === EVENT_API_REQUEST) {
       // Logs-only input: a model request is a boundary. Once a session's llm_request spans are seen,
       // they alone are (api_request logs of its subagents and side queries would split batches).

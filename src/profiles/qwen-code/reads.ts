@@ -27,6 +27,7 @@ import {
   EVENT_API_REQUEST,
   EVENT_LOOP_DETECTED,
   EVENT_TOOL_CALL,
+  EVENT_USER_PROMPT,
   SPAN_INTERACTION,
   SPAN_LLM_REQUEST,
   SPAN_SUBAGENT,
@@ -52,7 +53,7 @@ export const QWEN_CODE_READS: WireProfileReads = Object.freeze({
     'tool.parent_call_id',
     ATTR_GEN_AI_TOOL_CALL_ARGUMENTS,
   ]),
-  logEventNames: Object.freeze([EVENT_TOOL_CALL, EVENT_API_REQUEST, EVENT_LOOP_DETECTED]),
+  logEventNames: Object.freeze([EVENT_TOOL_CALL, EVENT_API_REQUEST, EVENT_LOOP_DETECTED, EVENT_USER_PROMPT]),
   logAttributes: Object.freeze([
     ATTR_EVENT_NAME,
     ATTR_PROMPT_ID,

@@ -63,6 +63,8 @@ export const ATTR_EVENT_TIMESTAMP = 'event.timestamp';
 export const EVENT_TOOL_CALL = 'qwen-code.tool_call';
 /** One per model request; a logs-only batch boundary. §8 */
 export const EVENT_API_REQUEST = 'qwen-code.api_request';
+/** The prompt's start, with its `prompt_id`; what `serve --new-prompts-only` admits a prompt on. §2.3 */
+export const EVENT_USER_PROMPT = 'qwen-code.user_prompt';
 /** Loop event; its name is un-prefixed on the wire. §2.3 */
 export const EVENT_LOOP_DETECTED = 'loop_detected';
 

@@ -1,0 +1,198 @@
+/**
+ * A small OTLP/gRPC receiver on `@grpc/grpc-js`: the `Export` methods of the official OTLP
+ * collector services (opentelemetry-proto `opentelemetry/proto/collector/{trace,logs,metrics}/v1`),
+ * decoded by the same protobuf decoder and read by the same converter as the OTLP/HTTP receiver.
+ *
+ * Loaded only by `serve` when it is given a gRPC port, so nothing else pulls `@grpc/grpc-js` in.
+ */
+import { Server, ServerCredentials, status } from '@grpc/grpc-js';
+import type { ServerUnaryCall, ServiceDefinition, sendUnaryData, UntypedServiceImplementation } from '@grpc/grpc-js';
+import { decodeOtlpProtobuf, otlpRequestToRecords } from '../otlp/otlp.js';
+import type { OtlpSignal } from '../otlp/otlp.js';
+import type { RecordBatch } from '../otlp/records.js';
+import { IngestBudget } from './ingest-budget.js';
+
+/** Options of {@link startOtlpGrpcReceiver}. */
+export interface OtlpGrpcReceiverOptions {
+  /** Address to bind, e.g. `'127.0.0.1'` or `'::1'`. */
+  readonly host: string;
+  /** `0` picks a free port; OTLP/gRPC's conventional port is `4317`. */
+  readonly port: number;
+  /**
+   * Largest request message accepted, in bytes, before and after decompression;
+   * `RESOURCE_EXHAUSTED` beyond (answered by grpc-js before the message is decoded).
+   */
+  readonly maxMessageBytes: number;
+  /** Called with the records of every accepted trace or logs request (metrics are accepted and ignored). */
+  readonly onRecords: (records: RecordBatch, signal: OtlpSignal) => void;
+  /**
+   * The byte budget shared with what the server holds: a message is refused (`UNAVAILABLE` when held
+   * records fill it, `RESOURCE_EXHAUSTED` when messages in flight do; both retryable) before it is
+   * decoded. @defaultValue a budget of its own (256 MiB)
+   */
+  readonly budget?: IngestBudget;
+  /**
+   * Called for every refused call, with the HTTP status the OTLP/HTTP receiver gives the same
+   * input (for one log of refusals across both receivers) and a message that quotes no input.
+   */
+  readonly onRejected?: (rejection: { readonly signal: OtlpSignal; readonly status: number; readonly message: string }) => void;
+}
+
+/** A running receiver. */
+export interface OtlpGrpcReceiver {
+  /** `host:port` as an OTLP/gRPC client's endpoint (IPv6 hosts in brackets). */
+  readonly address: string;
+  /** The bound port. */
+  readonly port: number;
+  /** Stop accepting calls, let calls in progress finish (at most 2 s), then close. Idempotent. */
+  close(): Promise<void>;
+}
+
+/** The services, by their fully qualified protobuf names (opentelemetry-proto, package `….v1`). */
+const SERVICES: ReadonlyArray<{ readonly name: string; readonly signal: OtlpSignal; readonly request: string }> = [
+  { name: 'opentelemetry.proto.collector.trace.v1.TraceService', signal: 'traces', request: 'ExportTraceServiceRequest' },
+  { name: 'opentelemetry.proto.collector.logs.v1.LogsService', signal: 'logs', request: 'ExportLogsServiceRequest' },
+  { name: 'opentelemetry.proto.collector.metrics.v1.MetricsService', signal: 'metrics', request: 'ExportMetricsServiceRequest' },
+];
+
+/** How long `close()` lets calls in progress finish before it cuts them, in milliseconds. */
+const CLOSE_GRACE_MILLIS = 2_000;
+
+/**
+ * An `Export*ServiceResponse` with no `partial_success`: every message field is absent, so its
+ * protobuf encoding is zero bytes. The receiver never rejects part of a request: it takes all of
+ * it or refuses it whole.
+ */
+const FULL_SUCCESS = Buffer.alloc(0);
+
+/** The request bytes are handed over undecoded, so that a malformed message is the handler's INVALID_ARGUMENT. */
+const identity = (b: Buffer): Buffer => b;
+
+class CallError extends Error {
+  readonly code: status;
+  /** What the OTLP/HTTP receiver answers to the same input. */
+  readonly httpStatus: number;
+  constructor(code: status, httpStatus: number, message: string) {
+    super(message);
+    this.code = code;
+    this.httpStatus = httpStatus;
+  }
+}
+
+/**
+ * Decode one request. The answers never quote the input or the decoder's own message (which may
+ * describe the input): only the expected message type.
+ */
+function decode(signal: OtlpSignal, request: string, body: Buffer): RecordBatch {
+  let value: Record<string, unknown>;
+  try {
+    value = decodeOtlpProtobuf(signal, body);
+  } catch {
+    throw new CallError(status.INVALID_ARGUMENT, 400, `malformed protobuf: not a valid ${request}`);
+  }
+  try {
+    return otlpRequestToRecords(value);
+  } catch {
+    throw new CallError(status.INVALID_ARGUMENT, 400, `unreadable OTLP request: not a valid ${request}`);
+  }
+}
+
+function serviceDefinition(name: string): ServiceDefinition {
+  return {
+    Export: {
+      path: `/${name}/Export`,
+      requestStream: false,
+      responseStream: false,
+      requestSerialize: identity,
+      requestDeserialize: identity,
+      responseSerialize: identity,
+      responseDeserialize: identity,
+    },
+  };
+}
+
+/**
+ * Start the receiver. Resolves once it listens.
+ *
+ * Answers (status codes of the OTLP/gRPC specification):
+ * - `OK` with an empty `Export*ServiceResponse`: the request was read; trace and logs records went
+ *   to `onRecords`; metrics are ignored.
+ * - `INVALID_ARGUMENT`: the message is not a decodable request of the method's type (not retryable).
+ * - `RESOURCE_EXHAUSTED`: the message is larger than `maxMessageBytes`, compressed or decompressed;
+ *   or messages in flight fill the budget (retryable).
+ * - `UNAVAILABLE`: held records fill the budget (retryable).
+ * - `UNIMPLEMENTED`: another service or method, or a compression other than gzip and deflate.
+ * - `INTERNAL`: a compressed message that does not decompress (grpc-js's own answer), or
+ *   `onRecords` threw.
+ *
+ * @throws {Error} when the address cannot be bound (the rejection carries grpc-js's reason).
+ */
+export function startOtlpGrpcReceiver(options: OtlpGrpcReceiverOptions): Promise<OtlpGrpcReceiver> {
+  const budget = options.budget ?? new IngestBudget();
+  const server = new Server({
+    'grpc.max_receive_message_length': options.maxMessageBytes,
+  });
+  const refuse = (signal: OtlpSignal, e: CallError, callback: sendUnaryData<Buffer>): void => {
+    callback({ code: e.code, details: e.message });
+    try {
+      options.onRejected?.({ signal, status: e.httpStatus, message: e.message });
+    } catch {
+      // a logging hook never breaks the receiver
+    }
+  };
+  for (const service of SERVICES) {
+    const handler = (call: ServerUnaryCall<Buffer, Buffer>, callback: sendUnaryData<Buffer>): void => {
+      const ticket = budget.admit(call.request.length);
+      if (IngestBudget.isRefusal(ticket)) {
+        refuse(service.signal, new CallError(status[ticket.grpcStatus], ticket.httpStatus, ticket.message), callback);
+        return;
+      }
+      try {
+        const records = decode(service.signal, service.request, call.request);
+        if (service.signal !== 'metrics') {
+          try {
+            options.onRecords(records, service.signal);
+          } catch {
+            throw new CallError(status.INTERNAL, 500, 'internal error');
+          }
+        }
+        callback(null, FULL_SUCCESS);
+      } catch (err) {
+        refuse(service.signal, err instanceof CallError ? err : new CallError(status.INTERNAL, 500, 'internal error'), callback);
+      } finally {
+        ticket.release();
+      }
+    };
+    const implementation: UntypedServiceImplementation = { Export: handler };
+    server.addService(serviceDefinition(service.name), implementation);
+  }
+  const host = options.host.includes(':') && !options.host.startsWith('[') ? `[${options.host}]` : options.host;
+  return new Promise((resolve, reject) => {
+    server.bindAsync(`${host}:${options.port}`, ServerCredentials.createInsecure(), (err, port) => {
+      if (err !== null) {
+        server.forceShutdown();
+        reject(err);
+        return;
+      }
+      let closed: Promise<void> | undefined;
+      resolve({
+        address: `${host}:${port}`,
+        port,
+        close: () => {
+          closed ??= new Promise<void>((done) => {
+            const timer = setTimeout(() => {
+              server.forceShutdown();
+              done();
+            }, CLOSE_GRACE_MILLIS);
+            timer.unref();
+            server.tryShutdown(() => {
+              clearTimeout(timer);
+              done();
+            });
+          });
+          return closed;
+        },
+      });
+    });
+  });
+}
