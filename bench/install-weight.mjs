@@ -60,7 +60,7 @@ function versionsOf(tree) {
 
 /**
  * The installed package works without its optional peers: every entry point imports, the CLI
- * replays a real capture, and `serve --export-endpoint` stops with the install hint.
+ * replays a real capture, and `serve --export-endpoint` / `--grpc-port` stop with their install hints.
  * @returns {{ ok: boolean, problems: string[] }}
  */
 function smokeTest(project, log) {
@@ -82,6 +82,8 @@ function smokeTest(project, log) {
   if (replay.code !== 0) problems.push(`replay exited ${replay.code}: ${replay.out.trim().split('\n')[0]}`);
   const serve = run([cli, 'serve', '--port', '0', '--export-endpoint', 'http://127.0.0.1:9']);
   if (serve.code === 0 || !serve.out.includes('npm install @opentelemetry/exporter-logs-otlp-http')) problems.push(`serve --export-endpoint without the optional exporters: exit ${serve.code}, ${serve.out.trim().split('\n')[0]}`);
+  const grpc = run([cli, 'serve', '--port', '0', '--grpc-port', '0']);
+  if (grpc.code === 0 || !grpc.out.includes('npm install @grpc/grpc-js')) problems.push(`serve --grpc-port without @grpc/grpc-js: exit ${grpc.code}, ${grpc.out.trim().split('\n')[0]}`);
   return { ok: problems.length === 0, problems };
 }
 

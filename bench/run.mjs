@@ -832,7 +832,7 @@ function w() {
     pass: m.diskBytes <= LIMIT && m.otelDuplicates.length === 0 && m.smoke.ok,
     detail:
       `${fmt(mb(m.apparentBytes), 1)} MB apparent in ${m.files} files; ` +
-      `smoke test (imports, CLI replay, serve --export-endpoint hint): ${m.smoke.ok ? 'ok' : m.smoke.problems.join('; ')}; ` +
+      `smoke test (imports, CLI replay, serve --export-endpoint and --grpc-port hints): ${m.smoke.ok ? 'ok' : m.smoke.problems.join('; ')}; ` +
       `${m.otelDuplicates.length === 0 ? 'no @opentelemetry/* package in two versions' : `in several versions: ${m.otelDuplicates.join(', ')}`}; ` +
       `other duplicates: ${Object.keys(m.duplicates).filter((n) => !n.startsWith('@opentelemetry/')).join(', ') || 'none'}; ${otelVersions.join(' ')}`,
   });

@@ -84,7 +84,7 @@ export interface GuardServerOptions {
   readonly ingestBudgetBytes?: number;
   /**
    * Also receive OTLP/gRPC on this port (4317 by convention; `0` picks a free one), on `host`.
-   * `@grpc/grpc-js` is loaded only then. @defaultValue `undefined` (OTLP/HTTP only)
+   * `@grpc/grpc-js` (an optional peer dependency) is loaded only then. @defaultValue `undefined` (OTLP/HTTP only)
    */
   readonly grpcPort?: number;
   /**

@@ -63,6 +63,13 @@ export async function runServe(options: ServeCommandOptions, io: CommandIo): Pro
       throw new UserError(`--export-endpoint: ${(err as Error).message}`);
     }
   }
+  if (options.grpcPort !== undefined) {
+    try {
+      await import('@grpc/grpc-js');
+    } catch {
+      throw new UserError('--grpc-port: receiving OTLP/gRPC needs the optional package @grpc/grpc-js: npm install @grpc/grpc-js@^1.14.7');
+    }
+  }
   // Fail before listening when --report cannot be honoured.
   const charts = options.report === undefined ? undefined : await reportCharts();
   let server: GuardServer;
