@@ -215,7 +215,8 @@ function reply(res: ServerResponse, status: number, kind: BodyKind | undefined, 
  * After a refusal: read and discard what is left of the body, so the client, still sending, can
  * read the answer (cutting a connection that still receives data resets it, and the client then
  * sees a network error instead of the status); then close. The connection is cut at once after
- * {@link MAX_DISCARD_BYTES}, 10 s, or 1 s without data.
+ * {@link MAX_DISCARD_BYTES}, 30 s, or 5 s without data (a client on a loaded machine may pause
+ * for a second or more between writes).
  */
 function discardRestThenClose(req: IncomingMessage, res: ServerResponse): void {
   const socket = req.socket;
@@ -226,13 +227,13 @@ function discardRestThenClose(req: IncomingMessage, res: ServerResponse): void {
     clearTimeout(idle);
     socket.destroy();
   };
-  const total = setTimeout(cut, 10_000);
-  let idle = setTimeout(cut, 1_000);
+  const total = setTimeout(cut, 30_000);
+  let idle = setTimeout(cut, 5_000);
   req.removeAllListeners('data');
   req.on('data', (chunk: Buffer) => {
     discarded += chunk.length;
     clearTimeout(idle);
-    idle = setTimeout(cut, 1_000);
+    idle = setTimeout(cut, 5_000);
     if (discarded > MAX_DISCARD_BYTES) cut();
   });
   req.on('end', () => {
