@@ -281,7 +281,8 @@ export class FailureEngine {
   private _reweigh(entry: PromptEntry): void {
     const calls = (entry.open?.calls.length ?? 0) + (entry.closing?.calls.length ?? 0) + (entry.pending?.receipt.observations.length ?? 0);
     const bytes = PROMPT_ESTIMATE_BYTES + CALL_ESTIMATE_BYTES * calls + CLOSED_CALL_ESTIMATE_BYTES * (entry.closedCalls?.size ?? 0);
-    for (const [, other] of this._prompts.weigh(entry.promptId, entry, bytes)) this._evict(other, 'capacity');
+    const removed = this._prompts.weigh(entry.promptId, entry, bytes);
+    if (removed !== undefined) for (const [, other] of removed) this._evict(other, 'capacity');
   }
 
   /** Another loop protection stopped the prompt's turn: its final batch is not reduced. */

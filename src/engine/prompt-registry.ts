@@ -78,14 +78,15 @@ export class PromptRegistry<E extends RegistryEntry> {
 
   /**
    * Set the entry's estimated bytes. When the total passes `maxBytes`, the oldest other entries are
-   * removed until it fits, and returned: the caller records them as evicted.
+   * removed until it fits, and returned: the caller records them as evicted. `undefined` when
+   * nothing was removed (the common case, on the hot path: no allocation).
    */
-  weigh(key: string, entry: E, bytes: number): Array<readonly [string, E]> {
-    if (this._entries.get(key) !== entry) return [];
+  weigh(key: string, entry: E, bytes: number): Array<readonly [string, E]> | undefined {
+    if (entry.heldBytes === bytes || this._entries.get(key) !== entry) return undefined;
     this._bytes += bytes - (entry.heldBytes ?? 0);
     entry.heldBytes = bytes;
     const max = this._settings.maxBytes;
-    if (max === undefined || this._bytes <= max) return [];
+    if (max === undefined || this._bytes <= max) return undefined;
     const removed: Array<readonly [string, E]> = [];
     for (const [k, v] of this._entries) {
       if (this._bytes <= max) break;
