@@ -146,6 +146,18 @@ describe('otlpProtobufToRecords: records straight from the decoded messages', ()
     expect(direct).toEqual(viaObjects);
   });
 
+  it.each(['pydantic-ai-2.68.0/failure-loop.v5', 'strands-agents-1.62.0/failure-loop.latest'])(
+    'genai %s: span status and exception events as the object path reads them (the genai profile needs both)',
+    (name) => {
+      const records = loadFixture(new URL(`../fixtures/genai/${name}.otlp.jsonl`, import.meta.url).pathname);
+      const traces = ProtobufTraceSerializer.serializeRequest(records.spans.map(toReadableSpan))!;
+      const direct = otlpProtobufToRecords('traces', traces);
+      expect(direct).toEqual(otlpRequestToRecords(decodeOtlpProtobuf('traces', traces)));
+      expect(direct.spans.some((sp) => sp.status.code === 2)).toBe(true);
+      expect(direct.spans.some((sp) => sp.events.some((e) => e.name === 'exception'))).toBe(true);
+    },
+  );
+
   it('every attribute value type, an event name, a body, zero times and empty ids as the object path reads them', () => {
     const resource = resourceFromAttributes({ 'service.name': 'qwen-code' });
     const log = {

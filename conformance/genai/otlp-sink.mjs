@@ -9,20 +9,14 @@
 //
 import { appendFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
-import { createRequire } from 'node:module';
 import { gunzipSync } from 'node:zlib';
 
-/** @typedef {{ decode(b: Uint8Array): unknown, toObject(m: unknown, o: object): object }} ProtoType */
-const require = createRequire(import.meta.url);
-/** @type {any} */
-const root = require('@opentelemetry/otlp-proto-generated/build/src/generated/root.js');
-const collector = root.opentelemetry.proto.collector;
-/** @type {Record<string, ProtoType>} */
-const TYPES = {
-  '/v1/traces': collector.trace.v1.ExportTraceServiceRequest,
-  '/v1/logs': collector.logs.v1.ExportLogsServiceRequest,
-  '/v1/metrics': collector.metrics.v1.ExportMetricsServiceRequest,
-};
+// The package's own OTLP protobuf decoder (generated from the vendored opentelemetry-proto);
+// `npm run test:conformance:genai` builds dist/ first.
+import { decodeOtlpProtobuf } from '../../dist/replay.js';
+
+/** @type {Record<string, 'traces' | 'logs' | 'metrics'>} */
+const SIGNALS = { '/v1/traces': 'traces', '/v1/logs': 'logs', '/v1/metrics': 'metrics' };
 const ID_KEYS = new Set(['traceId', 'spanId', 'parentSpanId']);
 
 /**
@@ -54,9 +48,9 @@ function hexIds(value, key) {
  */
 export function toOtlpJson(path, contentType, body) {
   if (contentType.includes('json')) return JSON.parse(body.toString('utf8'));
-  const type = /** @type {ProtoType} */ (TYPES[path]);
-  const msg = type.decode(body);
-  return hexIds(type.toObject(msg, { longs: String, bytes: Array, enums: Number, defaults: false, arrays: false }), undefined);
+  const signal = SIGNALS[path];
+  if (signal === undefined) throw new Error(`unknown path ${path}`);
+  return hexIds(decodeOtlpProtobuf(signal, body), undefined);
 }
 
 /**
@@ -74,7 +68,7 @@ export function startOtlpSink({ outFile, onRequest } = {}) {
     req.on('end', () => {
       try {
         const url = req.url ?? '';
-        if (req.method !== 'POST' || TYPES[url] === undefined) {
+        if (req.method !== 'POST' || SIGNALS[url] === undefined) {
           res.writeHead(404).end();
           return;
         }

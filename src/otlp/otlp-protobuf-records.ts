@@ -11,6 +11,7 @@ import { otlpReader } from './otlp-protobuf.js';
 import type { OtlpSignal } from './otlp-protobuf.js';
 import { emptyRecordBatch, nanosToHrTime, RecordedSpan } from './records.js';
 import type { RecordBatch } from './records.js';
+import type { SpanEventView } from '../profiles/wire-profile.js';
 
 const collector = opentelemetry.proto.collector;
 
@@ -47,6 +48,8 @@ interface SpanMessage {
   readonly startTimeUnixNano?: Int64;
   readonly endTimeUnixNano?: Int64;
   readonly attributes?: readonly KeyValueMessage[] | null;
+  readonly status?: { readonly code?: number | null } | null;
+  readonly events?: readonly { readonly name?: string | null; readonly attributes?: readonly KeyValueMessage[] | null }[] | null;
 }
 interface LogRecordMessage {
   readonly timeUnixNano?: Int64;
@@ -117,6 +120,13 @@ function spanContext(traceId: string, spanId: string) {
   return { traceId, spanId, traceFlags: 1 };
 }
 
+/** The span's `exception` events with their attributes (what the `genai` profile reads); other events are dropped. */
+function exceptionEvents(events: SpanMessage['events']): SpanEventView[] | undefined {
+  let out: SpanEventView[] | undefined;
+  for (const e of events ?? []) if (e.name === 'exception') (out ??= []).push({ name: 'exception', attributes: attributes(e.attributes) });
+  return out;
+}
+
 function resourceOf(r: Resourced): { attributes: Record<string, AnyValue> } | undefined {
   return r.resource === null || r.resource === undefined ? undefined : { attributes: attributes(r.resource.attributes) };
 }
@@ -153,6 +163,8 @@ export function otlpProtobufToRecords(signal: OtlpSignal, body: Uint8Array, into
                 endTime: nanosToHrTime(nanos(s.endTimeUnixNano)),
                 scopeName,
                 resource,
+                status: { code: s.status?.code ?? 0 },
+                events: exceptionEvents(s.events),
               }),
             );
           }

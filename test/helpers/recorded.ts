@@ -39,10 +39,11 @@ export function toReadableSpan(s: RecordedSpan): ReadableSpan {
     parentSpanContext: s.parentSpanContext,
     startTime: s.startTime,
     endTime: s.endTime,
-    status: { code: SpanStatusCode.UNSET },
+    status: { code: (s.status.code as SpanStatusCode | undefined) ?? SpanStatusCode.UNSET },
     attributes: s.attributes as ReadableSpan['attributes'],
     links: [],
-    events: [],
+    // the recorded exception events (the only events records keep), at the span's end
+    events: s.events.map((e) => ({ name: e.name, attributes: e.attributes as ReadableSpan['attributes'], time: s.endTime, droppedAttributesCount: 0 })),
     duration: hrTimeDuration(s.startTime, s.endTime),
     ended: true,
     resource,
