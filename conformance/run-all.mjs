@@ -16,6 +16,7 @@ import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
 import { formatDecision, inTreeGuardDecisions, logEvents, readOutfile } from './outfile.mjs';
 import {
   CLI_ENTRY,
@@ -351,16 +352,16 @@ function checkEffects(run, ours) {
  * @param {string[]} argv
  */
 async function main(argv) {
-  let outdir = process.env.CONFORMANCE_OUT ?? join(tmpdir(), `rtfg-conformance-${Date.now()}`);
-  /** @type {string[]} */
-  const only = [];
-  for (let i = 0; i < argv.length; i++) {
-    if (argv[i] === '--out') outdir = argv[++i] ?? outdir;
-    else if (argv[i]?.startsWith('-')) {
-      console.error('usage: node conformance/run-all.mjs [--out <dir>] [scenario-name ...]');
-      return 2;
-    } else only.push(/** @type {string} */ (argv[i]));
+  /** @type {{ values: { out?: string }, positionals: string[] }} */
+  let parsed;
+  try {
+    parsed = parseArgs({ args: argv, options: { out: { type: 'string' } }, allowPositionals: true });
+  } catch {
+    console.error('usage: node conformance/run-all.mjs [--out <dir>] [scenario-name ...]');
+    return 2;
   }
+  let outdir = parsed.values.out ?? process.env.CONFORMANCE_OUT ?? join(tmpdir(), `rtfg-conformance-${Date.now()}`);
+  const only = parsed.positionals;
   if (!existsSync(OUR_CLI)) {
     console.error(`conformance: ${OUR_CLI} does not exist; build it first (npm run build), or run npm run test:conformance`);
     return 1;

@@ -19,6 +19,7 @@ import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFi
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
 import { isIsolated, reexecIsolated } from '../run-scenario.mjs';
 import { readOtlpLines } from './otlp-lines.mjs';
 import {
@@ -266,19 +267,17 @@ function checkHookEffects(scenario, run) {
  * @param {string[]} argv
  */
 async function main(argv) {
-  let outdir = process.env.CONFORMANCE_OUT ?? join(tmpdir(), `rtfg-conformance-claude-code-${Date.now()}`);
-  /** @type {string | undefined} */
-  let record;
-  /** @type {string[]} */
-  const only = [];
-  for (let i = 0; i < argv.length; i++) {
-    if (argv[i] === '--out') outdir = argv[++i] ?? outdir;
-    else if (argv[i] === '--record') record = argv[++i];
-    else if (argv[i]?.startsWith('-')) {
-      console.error('usage: node conformance/claude-code/run-all.mjs [--out <dir>] [--record <dir>] [scenario-name ...]');
-      return 2;
-    } else only.push(/** @type {string} */ (argv[i]));
+  /** @type {{ values: { out?: string, record?: string }, positionals: string[] }} */
+  let parsed;
+  try {
+    parsed = parseArgs({ args: argv, options: { out: { type: 'string' }, record: { type: 'string' } }, allowPositionals: true });
+  } catch {
+    console.error('usage: node conformance/claude-code/run-all.mjs [--out <dir>] [--record <dir>] [scenario-name ...]');
+    return 2;
   }
+  let outdir = parsed.values.out ?? process.env.CONFORMANCE_OUT ?? join(tmpdir(), `rtfg-conformance-claude-code-${Date.now()}`);
+  const record = parsed.values.record;
+  const only = parsed.positionals;
   if (!existsSync(OUR_CLI)) {
     console.error(`conformance: ${OUR_CLI} does not exist; build it first (npm run build), or run npm run test:conformance`);
     return 1;
