@@ -273,6 +273,10 @@ export function startOtlpHttpReceiver(options: OtlpHttpReceiverOptions): Promise
     const status = err instanceof HttpError ? err.status : 500;
     const message = err instanceof HttpError ? err.message : 'internal error';
     const path = (req.url ?? '').split('?')[0] ?? '';
+    // A client that sent `Connection: close` and is still sending: without this, Node destroys the
+    // socket as soon as the answer is written, and the client's next write fails (EPIPE) before it
+    // reads the status. discardRestThenClose closes the connection once the body is drained.
+    if (!req.complete) res.shouldKeepAlive = true;
     reply(res, status, bodyKind(String(req.headers['content-type'] ?? '')), message, err instanceof HttpError ? err.retryAfterSeconds : undefined);
     discardRestThenClose(req, res);
     try {
