@@ -12,11 +12,12 @@
  * build is missing; 2 on bad usage.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { selectScenarios } from './scenario-files.mjs';
 import { formatDecision, inTreeGuardDecisions, logEvents, readOutfile } from './outfile.mjs';
 import {
   CLI_ENTRY,
@@ -369,13 +370,8 @@ async function main(argv) {
   outdir = resolve(outdir);
   mkdirSync(outdir, { recursive: true });
   const dir = join(here, 'scenarios');
-  const all = readdirSync(dir).filter((f) => f.endsWith('.json')).sort();
-  const unknown = only.filter((n) => !all.includes(`${n}.json`));
-  if (unknown.length > 0) {
-    console.error(`unknown scenario(s): ${unknown.join(', ')}`);
-    return 2;
-  }
-  const files = all.filter((f) => only.length === 0 || only.includes(f.replace(/\.json$/, '')));
+  const files = selectScenarios(dir, only);
+  if (files === undefined) return 2;
   const version = cliVersion();
   console.error(
     `conformance: ${files.length} scenarios, qwen-code ${version} (${CLI_ENTRY}), network ${isIsolated() ? 'loopback-only namespace' : 'NOT isolated (offline settings only)'}, output ${outdir}`,

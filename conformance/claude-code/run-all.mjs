@@ -15,11 +15,12 @@
  * failed or the CLI or our build is missing; 2 on bad usage.
  */
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { selectScenarios } from '../scenario-files.mjs';
 import { isIsolated, reexecIsolated } from '../run-scenario.mjs';
 import { readOtlpLines } from './otlp-lines.mjs';
 import {
@@ -286,13 +287,8 @@ async function main(argv) {
   mkdirSync(outdir, { recursive: true });
   if (record) mkdirSync(resolve(record), { recursive: true });
   const dir = join(here, 'scenarios');
-  const all = readdirSync(dir).filter((f) => f.endsWith('.json')).sort();
-  const unknown = only.filter((n) => !all.includes(`${n}.json`));
-  if (unknown.length > 0) {
-    console.error(`unknown scenario(s): ${unknown.join(', ')}`);
-    return 2;
-  }
-  const files = all.filter((f) => only.length === 0 || only.includes(f.replace(/\.json$/, '')));
+  const files = selectScenarios(dir, only);
+  if (files === undefined) return 2;
   const version = claudeVersion();
   console.error(
     `conformance: ${files.length} Claude Code scenarios, claude ${version} (${CLAUDE_CLI}), network ${isIsolated() ? 'loopback-only namespace' : 'NOT isolated (offline settings only)'}, output ${outdir}`,

@@ -22,13 +22,20 @@ const EXECUTION_OPEN = 2;
 /** The call's terminal record (a `tool_call` log, or a batch-span child's end) arrived. */
 const SETTLED = 4;
 
+/**
+ * The batch being assembled for one prompt: the calls one model response asked for, until the
+ * failure engine closes it and {@link sealBatch} turns it into a receipt.
+ */
 export interface OpenBatch {
   /** The batch's calls in arrival order (a short array: batches hold a few calls; bounded by maxCallsPerBatch). */
   readonly calls: CallRecord[];
   /** Opened by an explicit batch boundary (a batch span): only {@link FailureEngine.closeBatch} closes it. */
   readonly explicit: boolean;
+  /** The model response id of the batch's calls, when the wire writes one (headless qwen-code). */
   responseId: string | undefined;
+  /** A call beyond `maxCallsPerBatch` was dropped: the receipt will be incomplete. */
   overflow: boolean;
+  /** Time of the batch's latest record, in milliseconds since the epoch. */
   lastActivityMillis: number;
 }
 
