@@ -3,16 +3,33 @@
  * arrive, and sealed into the reducer's {@link BatchReceipt}. No clock, no listeners, no prompt
  * state: the failure engine decides when a batch opens and closes, this module what it holds.
  */
-import type { BatchReceipt, ExecutionStatus, TerminalStatus, ToolCallObservation } from '../core/failure/types.js';
+import type { BatchReceipt, ExecutionStatus, TerminalStatus, ToolCallObservation, ToolType } from '../core/failure/types.js';
 import type { CallFacts, CallUpdate } from './call-facts.js';
 import { classifyExecutionErrorType } from './error-vocabulary.js';
 import type { ExecutionErrorVocabulary } from './error-vocabulary.js';
 
-/** One call of the open batch: its facts, flattened in (one object a call). */
-export interface CallRecord extends CallFacts {
+/**
+ * One call of the open batch. The facts are held compactly (one object of six fields a call,
+ * whatever the number of facts): the strings the receipt needs as they are, every status and flag
+ * as a small code in {@link CallRecord.bits}. A held batch can be held for every open prompt at
+ * once, so its size is the guard's memory (bench P4a).
+ */
+export interface CallRecord {
   readonly callId: string;
-  /** {@link TOOL_OPEN} | {@link EXECUTION_OPEN} | {@link SETTLED}: one small integer, not three fields. */
-  flags: number;
+  /**
+   * Span flags ({@link TOOL_OPEN}, {@link EXECUTION_OPEN}, {@link SETTLED}) and the coded facts
+   * (terminal status, span and log execution status, tool type, provider duplicate): see the
+   * `*_SHIFT` constants. A code of 0 is a fact not seen yet (first value kept).
+   */
+  bits: number;
+  /** Policy tool name from `gen_ai.tool.name` on the tool or execution span. */
+  toolName: string | undefined;
+  /** Lookup name from the `tool_call` log's `function_name` (normally equal to `toolName`). */
+  lookupName: string | undefined;
+  /** Execution error type from the execution span, as written. */
+  spanErrorType: string | undefined;
+  /** Terminal error type from the `tool_call` log, as written. */
+  logErrorType: string | undefined;
 }
 
 /** The call's tool span started and has not ended. */
@@ -22,13 +39,53 @@ const EXECUTION_OPEN = 2;
 /** The call's terminal record (a `tool_call` log, or a batch-span child's end) arrived. */
 const SETTLED = 4;
 
+/** Terminal status: 0 unseen, 1..3 the values below, 4 another value (invalid: no terminal status). */
+const TERMINAL_SHIFT = 3;
+const TERMINAL_CODES: readonly (TerminalStatus | undefined)[] = [undefined, 'success', 'error', 'cancelled', undefined];
+/** Execution status (span, then log): 0 unseen, 1..5 the values below, 6 another value (read as `unknown`). */
+const SPAN_EXECUTION_SHIFT = 6;
+const LOG_EXECUTION_SHIFT = 9;
+const EXECUTION_CODES: readonly (ExecutionStatus | undefined)[] = [undefined, 'not_started', 'success', 'error', 'cancelled', 'unknown', 'unknown'];
+const EXECUTION_ERROR = 3;
+/** Tool type: 0 unseen, 1 native, 2 mcp. */
+const TOOL_TYPE_SHIFT = 12;
+const TOOL_TYPES: readonly (ToolType | undefined)[] = [undefined, 'native', 'mcp', undefined];
+/** Provider duplicate: 0 unseen, 1 false, 2 true. */
+const DUPLICATE_SHIFT = 14;
+const THREE_BITS = 7;
+const TWO_BITS = 3;
+
+function terminalCode(v: string): number {
+  return v === 'success' ? 1 : v === 'error' ? 2 : v === 'cancelled' ? 3 : 4;
+}
+
+function executionCode(v: string): number {
+  switch (v) {
+    case 'not_started':
+      return 1;
+    case 'success':
+      return 2;
+    case 'error':
+      return 3;
+    case 'cancelled':
+      return 4;
+    case 'unknown':
+      return 5;
+    default:
+      return 6;
+  }
+}
+
 /**
  * The batch being assembled for one prompt: the calls one model response asked for, until the
  * failure engine closes it and {@link sealBatch} turns it into a receipt.
  */
 export interface OpenBatch {
-  /** The batch's calls in arrival order (a short array: batches hold a few calls; bounded by maxCallsPerBatch). */
-  readonly calls: CallRecord[];
+  /**
+   * The batch's calls in arrival order (a short array: batches hold a few calls; bounded by
+   * maxCallsPerBatch). Replaced, not grown, while short: see {@link appendCall}.
+   */
+  calls: CallRecord[];
   /** Opened by an explicit batch boundary (a batch span): only {@link FailureEngine.closeBatch} closes it. */
   readonly explicit: boolean;
   /** The model response id of the batch's calls, when the wire writes one (headless qwen-code). */
@@ -39,69 +96,89 @@ export interface OpenBatch {
   lastActivityMillis: number;
 }
 
-const TERMINAL: ReadonlySet<string> = new Set<TerminalStatus>(['success', 'error', 'cancelled']);
-const EXECUTION: ReadonlySet<string> = new Set<ExecutionStatus>(['not_started', 'success', 'error', 'cancelled', 'unknown']);
+const NO_CALLS: CallRecord[] = [];
+/** Below this many calls a batch's array is copied to its exact length on each append. */
+const EXACT_UP_TO = 16;
+
+/**
+ * Append a call. V8 grows an empty array's store to 17 slots on its first push (152 bytes for a
+ * batch of one or two calls); up to {@link EXACT_UP_TO} calls the array is copied at its exact
+ * length instead, which costs a short copy per call and nothing per held batch.
+ */
+function appendCall(open: OpenBatch, call: CallRecord): void {
+  const calls = open.calls;
+  if (calls.length >= EXACT_UP_TO) {
+    calls.push(call);
+    return;
+  }
+  const next: CallRecord[] = new Array<CallRecord>(calls.length + 1);
+  for (let i = 0; i < calls.length; i++) next[i] = calls[i] as CallRecord;
+  next[calls.length] = call;
+  open.calls = next;
+}
 
 function newCall(callId: string): CallRecord {
-  return {
-    callId,
-    flags: 0,
-    toolName: undefined,
-    lookupName: undefined,
-    toolType: undefined,
-    terminalStatus: undefined,
-    spanExecutionStatus: undefined,
-    spanErrorType: undefined,
-    logExecutionStatus: undefined,
-    logErrorType: undefined,
-    providerDuplicate: undefined,
-  };
+  return { callId, bits: 0, toolName: undefined, lookupName: undefined, spanErrorType: undefined, logErrorType: undefined };
 }
 
 /** Merge facts field by field; the first value seen for a field is kept. */
-function assign(t: CallFacts, f: CallFacts | undefined): void {
+function assign(t: CallRecord, f: CallFacts | undefined): void {
   if (f === undefined) return;
   if (t.toolName === undefined) t.toolName = f.toolName;
   if (t.lookupName === undefined) t.lookupName = f.lookupName;
-  if (t.toolType === undefined) t.toolType = f.toolType;
-  if (t.terminalStatus === undefined) t.terminalStatus = f.terminalStatus;
-  if (t.spanExecutionStatus === undefined) t.spanExecutionStatus = f.spanExecutionStatus;
   if (t.spanErrorType === undefined) t.spanErrorType = f.spanErrorType;
-  if (t.logExecutionStatus === undefined) t.logExecutionStatus = f.logExecutionStatus;
   if (t.logErrorType === undefined) t.logErrorType = f.logErrorType;
-  if (t.providerDuplicate === undefined) t.providerDuplicate = f.providerDuplicate;
+  let bits = t.bits;
+  if (f.terminalStatus !== undefined && ((bits >> TERMINAL_SHIFT) & THREE_BITS) === 0) bits |= terminalCode(f.terminalStatus) << TERMINAL_SHIFT;
+  if (f.spanExecutionStatus !== undefined && ((bits >> SPAN_EXECUTION_SHIFT) & THREE_BITS) === 0) {
+    bits |= executionCode(f.spanExecutionStatus) << SPAN_EXECUTION_SHIFT;
+  }
+  if (f.logExecutionStatus !== undefined && ((bits >> LOG_EXECUTION_SHIFT) & THREE_BITS) === 0) {
+    bits |= executionCode(f.logExecutionStatus) << LOG_EXECUTION_SHIFT;
+  }
+  if (f.toolType !== undefined && ((bits >> TOOL_TYPE_SHIFT) & TWO_BITS) === 0) bits |= (f.toolType === 'mcp' ? 2 : 1) << TOOL_TYPE_SHIFT;
+  if (f.providerDuplicate !== undefined && ((bits >> DUPLICATE_SHIFT) & TWO_BITS) === 0) bits |= (f.providerDuplicate ? 2 : 1) << DUPLICATE_SHIFT;
+  t.bits = bits;
+}
+
+/** Whether some call of the batch has terminal status `cancelled`. */
+export function hasCancelledCall(open: OpenBatch): boolean {
+  for (const c of open.calls) if (TERMINAL_CODES[(c.bits >> TERMINAL_SHIFT) & THREE_BITS] === 'cancelled') return true;
+  return false;
 }
 
 /**
- * Build one receipt entry from gathered facts (wire reference §8 "Per-call inputs"). The execution
- * error type is mapped onto the profile's closed vocabulary (`error-vocabulary.ts`): a value
- * outside it becomes an in-memory `other#<digest>` key, free text stays unclassified.
+ * Build one receipt entry from a call's gathered facts (wire reference §8 "Per-call inputs"). The
+ * execution error type is mapped onto the profile's closed vocabulary (`error-vocabulary.ts`): a
+ * value outside it becomes an in-memory `other#<digest>` key, free text stays unclassified.
  */
-export function observationFromFacts(callId: string, f: CallFacts, vocabulary?: ExecutionErrorVocabulary): ToolCallObservation {
-  const terminal = f.terminalStatus !== undefined && TERMINAL.has(f.terminalStatus) ? (f.terminalStatus as TerminalStatus) : undefined;
-  const rawExecution = f.spanExecutionStatus ?? f.logExecutionStatus;
-  const execution = rawExecution === undefined ? undefined : EXECUTION.has(rawExecution) ? (rawExecution as ExecutionStatus) : 'unknown';
+function observationOf(call: CallRecord, vocabulary?: ExecutionErrorVocabulary): ToolCallObservation {
+  const bits = call.bits;
+  const spanExecution = (bits >> SPAN_EXECUTION_SHIFT) & THREE_BITS;
+  const logExecution = (bits >> LOG_EXECUTION_SHIFT) & THREE_BITS;
+  // The execution span's status is preferred; a status outside the vocabulary reads `unknown`.
+  const execution = EXECUTION_CODES[spanExecution !== 0 ? spanExecution : logExecution];
   let errorType: string | undefined;
   if (execution === 'error') {
-    if (f.spanExecutionStatus === 'error' && f.spanErrorType) errorType = f.spanErrorType;
-    else if (f.logExecutionStatus === 'error' && f.logErrorType) errorType = f.logErrorType;
+    if (spanExecution === EXECUTION_ERROR && call.spanErrorType) errorType = call.spanErrorType;
+    else if (logExecution === EXECUTION_ERROR && call.logErrorType) errorType = call.logErrorType;
     // Free text is never a classification; nothing raw reaches the diagnostic log.
     errorType = classifyExecutionErrorType(errorType, vocabulary);
   }
   return {
-    callId,
-    policyToolName: f.toolName || f.lookupName || undefined,
-    toolType: f.toolType,
-    terminalStatus: terminal,
+    callId: call.callId,
+    policyToolName: call.toolName || call.lookupName || undefined,
+    toolType: TOOL_TYPES[(bits >> TOOL_TYPE_SHIFT) & TWO_BITS],
+    terminalStatus: TERMINAL_CODES[(bits >> TERMINAL_SHIFT) & THREE_BITS],
     executionStatus: execution,
     executionErrorType: errorType,
-    providerDuplicate: f.providerDuplicate === true,
+    providerDuplicate: ((bits >> DUPLICATE_SHIFT) & TWO_BITS) === 2,
   };
 }
 
 /** A new, empty open batch. `explicit`: opened by a batch span, closed only by its end. */
 export function newOpenBatch(explicit: boolean, timeMillis: number): OpenBatch {
-  return { calls: [], explicit, responseId: undefined, overflow: false, lastActivityMillis: timeMillis };
+  return { calls: NO_CALLS, explicit, responseId: undefined, overflow: false, lastActivityMillis: timeMillis };
 }
 
 /** The call with `callId` in the batch (searched from the newest: batches hold a few calls). */
@@ -114,19 +191,19 @@ export function findCall(open: OpenBatch, callId: string): CallRecord | undefine
 /** Whether a span of some call of the batch started and has not ended (a call still running). */
 export function hasRunningCall(open: OpenBatch | undefined): boolean {
   if (open === undefined) return false;
-  for (const c of open.calls) if ((c.flags & (TOOL_OPEN | EXECUTION_OPEN)) !== 0) return true;
+  for (const c of open.calls) if ((c.bits & (TOOL_OPEN | EXECUTION_OPEN)) !== 0) return true;
   return false;
 }
 
 /** Whether some call of the batch has its terminal record. */
 export function hasSettledCall(open: OpenBatch): boolean {
-  for (const c of open.calls) if ((c.flags & SETTLED) !== 0) return true;
+  for (const c of open.calls) if ((c.bits & SETTLED) !== 0) return true;
   return false;
 }
 
 /** Whether some call of the batch has no terminal record yet. */
 export function hasUnsettledCall(open: OpenBatch): boolean {
-  for (const c of open.calls) if ((c.flags & SETTLED) === 0) return true;
+  for (const c of open.calls) if ((c.bits & SETTLED) === 0) return true;
   return false;
 }
 
@@ -145,14 +222,16 @@ export function mergeCallUpdate(open: OpenBatch, update: CallUpdate, maxCalls: n
       return;
     }
     call = newCall(update.callId);
-    open.calls.push(call);
+    appendCall(open, call);
   }
-  if (update.opened === 'tool') call.flags |= TOOL_OPEN;
-  else if (update.opened === 'execution') call.flags |= EXECUTION_OPEN;
-  if (update.closed === 'tool') call.flags &= ~TOOL_OPEN;
-  else if (update.closed === 'execution') call.flags &= ~EXECUTION_OPEN;
-  if (update.settled === true) call.flags |= SETTLED;
   assign(call, update.facts);
+  let bits = call.bits;
+  if (update.opened === 'tool') bits |= TOOL_OPEN;
+  else if (update.opened === 'execution') bits |= EXECUTION_OPEN;
+  if (update.closed === 'tool') bits &= ~TOOL_OPEN;
+  else if (update.closed === 'execution') bits &= ~EXECUTION_OPEN;
+  if (update.settled === true) bits |= SETTLED;
+  call.bits = bits;
 }
 
 /**
@@ -167,8 +246,8 @@ export function sealBatch(open: OpenBatch, vocabulary?: ExecutionErrorVocabulary
   const observations: ToolCallObservation[] = [];
   let complete = !open.overflow;
   for (const call of open.calls) {
-    if ((call.flags & SETTLED) === 0) complete = false;
-    observations.push(observationFromFacts(call.callId, call, vocabulary));
+    if ((call.bits & SETTLED) === 0) complete = false;
+    observations.push(observationOf(call, vocabulary));
   }
   return { complete, observations };
 }

@@ -14,7 +14,7 @@ import { PromptRegistry } from './prompt-registry.js';
 import { notifyAll } from './notify.js';
 import { reduceFailure, initialFailureState } from '../core/failure/reducer.js';
 import type { CallUpdate, PromptInfo } from './call-facts.js';
-import { findCall, hasRunningCall, hasSettledCall, hasUnsettledCall, mergeCallUpdate, newOpenBatch, sealBatch } from './batch-assembler.js';
+import { findCall, hasCancelledCall, hasRunningCall, hasSettledCall, hasUnsettledCall, mergeCallUpdate, newOpenBatch, sealBatch } from './batch-assembler.js';
 import type { OpenBatch } from './batch-assembler.js';
 import type { GuardRoute } from './call-facts.js';
 import { CALL_ESTIMATE_BYTES, CLOSED_CALL_ESTIMATE_BYTES, DEFAULT_EVICTED_PROMPT_FILTER_BYTES, DEFAULT_MAX_HELD_BYTES, PROMPT_ESTIMATE_BYTES } from './failure-types.js';
@@ -37,15 +37,12 @@ interface PromptEntry {
   readonly promptId: string;
   mode: GuardMode;
   route: GuardRoute;
-  /** The route came from the prompt's message type (not inferred). */
-  routeKnown: boolean;
+  /** {@link ROUTE_KNOWN}, {@link FOREGROUND}, {@link ADMITTED}, {@link STOPPED_BY_OTHER}: one small integer, not four fields. */
+  flags: number;
   /** `qwen-code.message_type`, when known. */
   messageType: string | undefined;
   traceId: string | undefined;
   sessionId: string | undefined;
-  foreground: boolean;
-  /** Its batches may be judged: always, unless the engine requires the prompt's start ({@link FailureEngineSettings.promptStartRequiredFromMillis}). */
-  admitted: boolean;
   state: FailureState;
   open: OpenBatch | undefined;
   /**
@@ -57,13 +54,25 @@ interface PromptEntry {
   closing: OpenBatch | undefined;
   pending: PendingBatch | undefined;
   batchCount: number;
-  /** Another loop protection stopped the turn (a `loop_detected` of another type). */
-  stoppedByOther: boolean;
   /** Call ids of batches already judged (late records for them are dropped); created at the first close. */
   closedCalls: BoundedSet<string> | undefined;
   /** Last telemetry of the prompt, in milliseconds since the engine's first stamp. */
   lastSeenMillis: number;
+  /** Set by the registry's `weigh`; initialised here so every entry keeps one shape (no property added later). */
+  heldBytes: number;
 }
+
+/** The route came from the prompt's message type (not inferred). */
+const ROUTE_KNOWN = 1;
+/** A record proved a foreground prompt (interaction span, interaction llm_request, api_request). */
+const FOREGROUND = 2;
+/**
+ * Its batches may be judged: always, unless the engine requires the prompt's start
+ * ({@link FailureEngineSettings.promptStartRequiredFromMillis}).
+ */
+const ADMITTED = 4;
+/** Another loop protection stopped the turn (a `loop_detected` of another type). */
+const STOPPED_BY_OTHER = 8;
 
 const ASSUMED_DRAIN: DrainSignals = { hasExternalInput: false, hasQueuedPrompt: false, inputReliable: true };
 const NO_HOOK_DRAIN: DrainSignals = { hasExternalInput: false, hasQueuedPrompt: false, inputReliable: false };
@@ -174,15 +183,15 @@ export class FailureEngine {
     if (entry === undefined) return;
     if (info.sessionId !== undefined && entry.sessionId === undefined) entry.sessionId = info.sessionId;
     if (info.traceId !== undefined && entry.traceId === undefined) entry.traceId = info.traceId;
-    if (info.foreground === true) entry.foreground = true;
+    if (info.foreground === true) entry.flags |= FOREGROUND;
     if (info.messageType !== undefined) {
       entry.messageType = info.messageType;
       if (this._settings.offMessageTypes.includes(info.messageType)) entry.mode = 'off';
     }
     if (info.route !== undefined) {
       entry.route = info.route;
-      entry.routeKnown = true;
-    } else if (info.inferredRoute !== undefined && !entry.routeKnown) {
+      entry.flags |= ROUTE_KNOWN;
+    } else if (info.inferredRoute !== undefined && (entry.flags & ROUTE_KNOWN) === 0) {
       entry.route = info.inferredRoute;
     }
   }
@@ -197,9 +206,9 @@ export class FailureEngine {
     const from = this._settings.promptStartRequiredFromMillis;
     if (from === undefined) return;
     const entry = this._entry(promptId);
-    if (entry === undefined || entry.admitted) return;
+    if (entry === undefined || (entry.flags & ADMITTED) !== 0) return;
     entry.lastSeenMillis = this._stamp();
-    if (timeMillis >= from && (entry.open?.calls.length ?? 0) === 0 && entry.closing === undefined && entry.closedCalls === undefined) entry.admitted = true;
+    if (timeMillis >= from && (entry.open?.calls.length ?? 0) === 0 && entry.closing === undefined && entry.closedCalls === undefined) entry.flags |= ADMITTED;
   }
 
   /**
@@ -211,7 +220,7 @@ export class FailureEngine {
   boundary(promptId: string): void {
     const entry = this._entry(promptId);
     if (entry === undefined) return;
-    entry.foreground = true;
+    entry.flags |= FOREGROUND;
     entry.lastSeenMillis = this._stamp();
     const open = entry.open;
     if (open !== undefined && !open.explicit && hasUnsettledCall(open)) {
@@ -228,7 +237,7 @@ export class FailureEngine {
   openBatch(promptId: string, timeMillis: number): void {
     const entry = this._entry(promptId);
     if (entry === undefined) return;
-    entry.foreground = true;
+    entry.flags |= FOREGROUND;
     entry.lastSeenMillis = this._stamp();
     this._closeOpen(entry, false);
     entry.open = newOpenBatch(true, timeMillis);
@@ -288,7 +297,7 @@ export class FailureEngine {
   /** Another loop protection stopped the prompt's turn: its final batch is not reduced. */
   turnStopped(promptId: string): void {
     const entry = this._prompts.get(promptId);
-    if (entry !== undefined) entry.stoppedByOther = true;
+    if (entry !== undefined) entry.flags |= STOPPED_BY_OTHER;
   }
 
   /**
@@ -307,13 +316,13 @@ export class FailureEngine {
     this._sealClosing(entry);
     const open = entry.open;
     const unjudged =
-      open === undefined || open.calls.length === 0 || entry.mode === 'off' || !entry.foreground || !entry.admitted
+      open === undefined || open.calls.length === 0 || entry.mode === 'off' || (entry.flags & (FOREGROUND | ADMITTED)) !== (FOREGROUND | ADMITTED)
         ? undefined
         : turnCancelled
           ? 'turn_cancelled'
-          : entry.stoppedByOther
+          : (entry.flags & STOPPED_BY_OTHER) !== 0
             ? 'other_loop_stop'
-            : open.calls.some((c) => c.terminalStatus === 'cancelled')
+            : hasCancelledCall(open)
               ? 'cancelled_call'
               : undefined;
     if (unjudged !== undefined) {
@@ -369,20 +378,18 @@ export class FailureEngine {
       promptId,
       mode: this._channelPrompts.has(promptId) ? 'off' : (this._modeOverrides.get(promptId) ?? this._settings.mode),
       route: 'acp_foreground',
-      routeKnown: false,
+      flags: this._settings.promptStartRequiredFromMillis === undefined ? ADMITTED : 0,
       messageType: undefined,
       traceId: undefined,
       sessionId: undefined,
-      foreground: false,
-      admitted: this._settings.promptStartRequiredFromMillis === undefined,
       state: initialFailureState(),
       open: undefined,
       closing: undefined,
       pending: undefined,
       batchCount: 0,
-      stoppedByOther: false,
       closedCalls: undefined,
       lastSeenMillis: this._stamp(),
+      heldBytes: 0,
     };
   }
 
@@ -413,8 +420,8 @@ export class FailureEngine {
     entry.closedCalls ??= new BoundedSet(MAX_CLOSED_CALLS_PER_PROMPT);
     for (const call of open.calls) entry.closedCalls.add(call.callId);
     this._reweigh(entry);
-    if (!entry.foreground || entry.mode === 'off') return;
-    if (!entry.admitted) {
+    if ((entry.flags & FOREGROUND) === 0 || entry.mode === 'off') return;
+    if ((entry.flags & ADMITTED) === 0) {
       this._unadmittedBatches += 1;
       return;
     }

@@ -95,6 +95,47 @@ const cases: { desc: string; steps: Step[]; maxCalls?: number; receipt: BatchRec
     ],
     receipt: { complete: true, observations: [obs('c1', { toolType: undefined })] },
   },
+  {
+    desc: 'a terminal status outside success/error/cancelled is no terminal status, and stays the first value',
+    steps: [
+      { callId: 'c1', settled: true, facts: { toolName: 'read_file', terminalStatus: 'errored', logExecutionStatus: 'error', logErrorType: 'file_not_found' } },
+      { callId: 'c1', facts: { terminalStatus: 'error' } },
+    ],
+    receipt: { complete: true, observations: [obs('c1', { toolType: undefined, terminalStatus: undefined })] },
+  },
+  {
+    desc: 'an execution span status outside the vocabulary still wins over the log: unknown',
+    steps: [
+      { callId: 'c1', closed: 'execution', facts: { toolName: 'read_file', spanExecutionStatus: '', spanErrorType: 'file_not_found' } },
+      { callId: 'c1', settled: true, facts: { terminalStatus: 'error', logExecutionStatus: 'error', logErrorType: 'file_not_found' } },
+    ],
+    receipt: { complete: true, observations: [obs('c1', { toolType: undefined, executionStatus: 'unknown', executionErrorType: undefined })] },
+  },
+  {
+    desc: 'the span error type is read only with an error span status, else the log one',
+    steps: [
+      { callId: 'c1', closed: 'execution', facts: { toolName: 'read_file', spanErrorType: 'permission_denied' } },
+      { callId: 'c1', settled: true, facts: { terminalStatus: 'error', logExecutionStatus: 'error', logErrorType: 'file_not_found' } },
+    ],
+    receipt: { complete: true, observations: [obs('c1', { toolType: undefined })] },
+  },
+  {
+    desc: 'a cancelled, never started MCP call that the provider duplicated (first tool type and duplicate flag kept)',
+    steps: [
+      { callId: 'c1', opened: 'tool', facts: { toolName: 'mcp__fs__read', toolType: 'mcp', providerDuplicate: true } },
+      { callId: 'c1', closed: 'tool', facts: { toolType: 'native', providerDuplicate: false } },
+      { callId: 'c1', settled: true, facts: { terminalStatus: 'cancelled', logExecutionStatus: 'not_started' } },
+    ],
+    receipt: {
+      complete: true,
+      observations: [obs('c1', { policyToolName: 'mcp__fs__read', toolType: 'mcp', terminalStatus: 'cancelled', executionStatus: 'not_started', executionErrorType: undefined, providerDuplicate: true })],
+    },
+  },
+  {
+    desc: 'twenty parallel calls keep model call order (the call list grows past its exact-length copies)',
+    steps: Array.from({ length: 20 }, (_, i) => failedRead(`c${i}`)).flat(),
+    receipt: { complete: true, observations: Array.from({ length: 20 }, (_, i) => obs(`c${i}`)) },
+  },
 ];
 
 describe('batch assembly: call updates → receipt', () => {
