@@ -92,8 +92,17 @@ export function digestCanonicalText(canonical: string, into: ArgumentsDigest): v
 const MAX_DEPTH = 64;
 const MAX_TOP_KEYS = 64;
 
+// The scanner's state lives in module variables (one scan at a time, no allocation); every loop
+// works on local copies of them and writes them back once.
 let src = '';
 let pos = 0;
+/**
+ * Whether the scan hashes what it reads. The canonical text of a valid, canonically written value
+ * is its text without the whitespace outside strings, so one pass both checks and hashes it, as
+ * long as the top-level keys come in order; when they do not, hashing stops and the entries are
+ * hashed again in key order afterwards.
+ */
+let hashing = false;
 /** Top-level object entries: [keyStart, keyEnd, valueStart, valueEnd] (key bounds inside the quotes). */
 const topEntries = new Int32Array(MAX_TOP_KEYS * 4);
 let topCount = 0;
@@ -107,42 +116,75 @@ function isSpace(c: number): boolean {
 }
 
 function skipSpace(): void {
-  while (pos < src.length && isSpace(src.charCodeAt(pos))) pos++;
+  const s = src;
+  const n = s.length;
+  let p = pos;
+  while (p < n && isSpace(s.charCodeAt(p))) p++;
+  pos = p;
+}
+
+/** Hash `src[start, end)` as it is (when hashing). */
+function emitRange(start: number, end: number): void {
+  if (!hashing) return;
+  const s = src;
+  let a = laneA;
+  let b = laneB;
+  for (let i = start; i < end; i++) {
+    const c = s.charCodeAt(i);
+    a = Math.imul(a ^ c, 0x01000193);
+    b = Math.imul(b ^ c, 0x85ebca77);
+    b ^= b >>> 15;
+  }
+  laneA = a;
+  laneB = b;
+  emitted += end - start;
+}
+
+/** Hash one code unit (when hashing). */
+function emitOne(c: number): void {
+  if (hashing) emit(c);
 }
 
 /**
  * A string token at `pos` (the opening quote) that `JSON.stringify` would write the same way: only
  * the escapes it writes itself (`\"`, `\\`, `\b`, `\f`, `\n`, `\r`, `\t`; no `\u`, no `\/`), no raw
  * control character, no lone surrogate. `noEscapes`: no escape at all (keys, so that their raw text
- * orders as their value). Leaves `pos` after the closing quote; false when not canonical or invalid.
+ * orders as their value). Leaves `pos` after the closing quote (the token hashed as written, when
+ * hashing); false when not canonical or invalid.
  */
 function scanString(noEscapes: boolean): boolean {
-  pos++;
+  const s = src;
+  const n = s.length;
+  const start = pos;
+  let p = start + 1;
   for (;;) {
-    if (pos >= src.length) return false;
-    const c = src.charCodeAt(pos++);
-    if (c === QUOTE) return true;
+    if (p >= n) return false;
+    const c = s.charCodeAt(p++);
+    if (c === QUOTE) break;
     if (c < 0x20) return false;
     if (c === BACKSLASH) {
-      if (noEscapes || pos >= src.length) return false;
-      const e = src.charCodeAt(pos++);
+      if (noEscapes || p >= n) return false;
+      const e = s.charCodeAt(p++);
       // " \ b f n r t
       if (e !== QUOTE && e !== BACKSLASH && e !== 0x62 && e !== 0x66 && e !== 0x6e && e !== 0x72 && e !== 0x74) return false;
     } else if (c >= 0xd800 && c <= 0xdfff) {
       // a high surrogate followed by a low one is a character; anything else JSON.stringify escapes
-      if (c >= 0xdc00 || pos >= src.length) return false;
-      const d = src.charCodeAt(pos);
+      if (c >= 0xdc00 || p >= n) return false;
+      const d = s.charCodeAt(p);
       if (d < 0xdc00 || d > 0xdfff) return false;
-      pos++;
+      p++;
     }
   }
+  pos = p;
+  emitRange(start, p);
+  return true;
 }
 
 function isDigit(c: number): boolean {
   return c >= 0x30 && c <= 0x39;
 }
 
-/** A number token that `JSON.stringify(JSON.parse(token))` writes back unchanged. */
+/** A number token that `JSON.stringify(JSON.parse(token))` writes back unchanged (hashed as written). */
 function scanNumber(): boolean {
   const start = pos;
   let c = src.charCodeAt(pos);
@@ -171,15 +213,21 @@ function scanNumber(): boolean {
     while (pos < src.length && isDigit(src.charCodeAt(pos))) pos++;
   }
   const digits = pos - start - (src.charCodeAt(start) === 0x2d ? 1 : 0);
+  let ok: boolean;
   // An integer of at most 15 digits is exact and written back as is, except "-0" (written "0").
-  if (simple && digits <= 15) return !(digits === 1 && src.charCodeAt(start) === 0x2d && src.charCodeAt(start + 1) === 0x30);
-  const token = src.slice(start, pos);
-  const n = Number(token);
-  return Number.isFinite(n) && String(n) === token;
+  if (simple && digits <= 15) ok = !(digits === 1 && src.charCodeAt(start) === 0x2d && src.charCodeAt(start + 1) === 0x30);
+  else {
+    const token = src.slice(start, pos);
+    const v = Number(token);
+    ok = Number.isFinite(v) && String(v) === token;
+  }
+  if (ok) emitRange(start, pos);
+  return ok;
 }
 
 function scanLiteral(word: string): boolean {
   if (!src.startsWith(word, pos)) return false;
+  emitRange(pos, pos + word.length);
   pos += word.length;
   return true;
 }
@@ -197,7 +245,7 @@ function compareRanges(aStart: number, aEnd: number, bStart: number, bEnd: numbe
 /**
  * A value at `pos`. Objects below the top level must have strictly increasing keys (so their
  * canonical form is their text without whitespace); the top-level object's entries are recorded
- * to be ordered afterwards.
+ * to be ordered afterwards when they do not come in order.
  */
 function scanValue(depth: number): boolean {
   if (pos >= src.length) return false;
@@ -211,9 +259,11 @@ function scanValue(depth: number): boolean {
       // [
       if (depth >= MAX_DEPTH) return false;
       pos++;
+      emitOne(0x5b);
       skipSpace();
       if (pos < src.length && src.charCodeAt(pos) === 0x5d) {
         pos++;
+        emitOne(0x5d);
         return true;
       }
       for (;;) {
@@ -222,8 +272,9 @@ function scanValue(depth: number): boolean {
         skipSpace();
         if (pos >= src.length) return false;
         const d = src.charCodeAt(pos++);
+        if (d !== 0x5d && d !== 0x2c) return false;
+        emitOne(d);
         if (d === 0x5d) return true;
-        if (d !== 0x2c) return false;
       }
     }
     case 0x74:
@@ -240,9 +291,11 @@ function scanValue(depth: number): boolean {
 function scanObject(depth: number): boolean {
   if (depth >= MAX_DEPTH) return false;
   pos++;
+  emitOne(0x7b);
   skipSpace();
   if (pos < src.length && src.charCodeAt(pos) === 0x7d) {
     pos++;
+    emitOne(0x7d);
     return true;
   }
   let prevStart = -1;
@@ -253,13 +306,16 @@ function scanObject(depth: number): boolean {
     const keyStart = pos + 1;
     if (!scanString(true)) return false;
     const keyEnd = pos - 1;
-    if (depth > 0) {
-      if (prevStart >= 0 && compareRanges(prevStart, prevEnd, keyStart, keyEnd) >= 0) return false;
-      prevStart = keyStart;
-      prevEnd = keyEnd;
+    if (prevStart >= 0 && compareRanges(prevStart, prevEnd, keyStart, keyEnd) >= 0) {
+      // Below the top level keys must come in order; the top level is ordered afterwards.
+      if (depth > 0) return false;
+      hashing = false;
     }
+    prevStart = keyStart;
+    prevEnd = keyEnd;
     skipSpace();
     if (pos >= src.length || src.charCodeAt(pos++) !== 0x3a) return false; // :
+    emitOne(0x3a);
     skipSpace();
     const valueStart = pos;
     if (!scanValue(depth + 1)) return false;
@@ -274,8 +330,9 @@ function scanObject(depth: number): boolean {
     skipSpace();
     if (pos >= src.length) return false;
     const d = src.charCodeAt(pos++);
+    if (d !== 0x7d && d !== 0x2c) return false;
+    emitOne(d);
     if (d === 0x7d) return true;
-    if (d !== 0x2c) return false;
   }
 }
 
@@ -312,22 +369,22 @@ export function digestJsonText(text: string, into: ArgumentsDigest): boolean {
   src = text;
   pos = 0;
   topCount = 0;
+  resetHash();
+  hashing = true;
   try {
     skipSpace();
     if (pos >= src.length) return false;
-    const topIsObject = src.charCodeAt(pos) === 0x7b;
-    const valueStart = pos;
     if (!scanValue(0)) return false;
-    const valueEnd = pos;
     skipSpace();
     if (pos !== src.length) return false;
-    resetHash();
-    if (!topIsObject) {
-      emitCompact(valueStart, valueEnd);
+    if (hashing) {
+      // Read in canonical order: the stream hashed is the canonical text.
       finishHash(into);
       return true;
     }
-    // order the top-level keys (insertion sort: a handful of keys); equal keys need the parser
+    // The top-level keys came out of order: hash the entries again in key order (insertion sort:
+    // a handful of keys); equal keys need the parser.
+    resetHash();
     const n = topCount;
     for (let i = 0; i < n; i++) {
       let j = i;
@@ -356,5 +413,6 @@ export function digestJsonText(text: string, into: ArgumentsDigest): boolean {
     return true;
   } finally {
     src = '';
+    hashing = false;
   }
 }

@@ -167,7 +167,7 @@ export class FailureEngine {
    * `qwen-code.message_type` is in `offMessageTypes`.
    */
   isForcedOff(promptId: string, messageType: string | undefined): boolean {
-    return this._channelPrompts.has(promptId) || (messageType !== undefined && this._settings.offMessageTypes.includes(messageType));
+    return (this._channelPrompts.size !== 0 && this._channelPrompts.has(promptId)) || (messageType !== undefined && this._settings.offMessageTypes.includes(messageType));
   }
 
   /** Mark a prompt as a channel prompt: forced `off` (design "Scope and enforcement modes"). */
@@ -256,6 +256,14 @@ export class FailureEngine {
     const entry = this._entry(update.promptId);
     if (entry === undefined) return;
     entry.lastSeenMillis = this._stamp();
+    let open = entry.open;
+    // A call of the open batch (most updates: every record of a call after its first) cannot be
+    // one of a judged batch: a call id is admitted to one batch only.
+    if (open !== undefined && findCall(open, update.callId) !== undefined) {
+      mergeCallUpdate(open, update, this._settings.maxCallsPerBatch);
+      this._reweigh(entry);
+      return;
+    }
     if (entry.closedCalls?.has(update.callId) === true) {
       this._lateRecords += 1;
       return;
@@ -267,13 +275,11 @@ export class FailureEngine {
       this._reweigh(entry);
       return;
     }
-    let open = entry.open;
     if (
       open !== undefined &&
       update.responseId !== undefined &&
       open.responseId !== undefined &&
-      open.responseId !== update.responseId &&
-      findCall(open, update.callId) === undefined
+      open.responseId !== update.responseId
     ) {
       this._closeOpen(entry, false);
       open = entry.open;
@@ -367,6 +373,9 @@ export class FailureEngine {
   }
 
   private _entry(promptId: string): PromptEntry | undefined {
+    // A held prompt (the common case) without admit's closure and result object.
+    const held = this._prompts.get(promptId);
+    if (held !== undefined) return held;
     const admission = this._prompts.admit(promptId, () => (this._settings.mode === 'off' ? undefined : this._newEntry(promptId)));
     for (const [, oldest] of admission.trimmed) this._evict(oldest, 'capacity');
     if (admission.status === 'finished' || admission.status === 'evicted') this._lateRecords += 1;

@@ -69,7 +69,13 @@ function routeOf(messageType: string): GuardRoute {
  * separators is a subagent's or a side query's. Ids without `#` (another agent's format) are kept.
  */
 function isForegroundPromptId(promptId: string): boolean {
-  return !promptId.includes('#') || /########\d+$/.test(promptId);
+  if (!promptId.includes('#')) return true;
+  // ends with `########` and one or more digits (the regex /########\d+$/, without a regex a record)
+  let i = promptId.length - 1;
+  while (i >= 0 && promptId.charCodeAt(i) >= 0x30 && promptId.charCodeAt(i) <= 0x39) i--;
+  if (i === promptId.length - 1 || i < 7) return false;
+  for (let k = i - 7; k <= i; k++) if (promptId.charCodeAt(k) !== 0x23) return false;
+  return true;
 }
 
 function toolType(v: unknown): ToolType | undefined {
@@ -86,6 +92,14 @@ export class QwenCodeProfile implements WireProfile {
   private readonly _traceInteraction = new BoundedMap<string, string>(TRACKED);
   /** Sessions whose interaction llm_request spans are seen: their api_request logs are not boundaries. */
   private readonly _spanSessions = new BoundedSet<string>(SESSIONS_TRACKED);
+  /**
+   * The (prompt id, `session.id`) of the session key added to {@link _spanSessions} last: a model
+   * request's `api_request` log follows its `llm_request` span, so most lookups are this one, and
+   * need no key string built and hashed. The key is a function of the pair, and the set still holds
+   * its last key.
+   */
+  private _lastSpanPromptId: string | undefined;
+  private _lastSpanSessionId: string | undefined;
   /** Whether any out-of-scope (subagent-internal or nested) span was seen: the sets are empty until then. */
   private _anyOutOfScope = false;
   private readonly _outOfScopeSpans = new BoundedSet<string>(TRACKED);
@@ -167,7 +181,7 @@ export class QwenCodeProfile implements WireProfile {
       const promptId = stringAttr(attrs, ATTR_PROMPT_ID);
       if (promptId === undefined || !isForegroundPromptId(promptId)) return;
       const sessionId = stringAttr(attrs, ATTR_SESSION_ID);
-      if (this._spanSessions.has(sessionKeyOf(sessionId, promptId))) return;
+      if ((promptId === this._lastSpanPromptId && sessionId === this._lastSpanSessionId) || this._spanSessions.has(sessionKeyOf(sessionId, promptId))) return;
       this._remember(record.spanContext?.traceId, promptId);
       this._engine.observePrompt(promptId, { sessionId, foreground: true });
       this._engine.boundary(promptId);
@@ -200,7 +214,11 @@ export class QwenCodeProfile implements WireProfile {
       this._engine.observePrompt(promptId, { sessionId, messageType, route, foreground: true, traceId });
       return promptId;
     }
-    this._spanSessions.add(sessionKeyOf(sessionId, promptId));
+    if (promptId !== this._lastSpanPromptId || sessionId !== this._lastSpanSessionId) {
+      this._spanSessions.add(sessionKeyOf(sessionId, promptId));
+      this._lastSpanPromptId = promptId;
+      this._lastSpanSessionId = sessionId;
+    }
     this._engine.observePrompt(promptId, { sessionId, traceId });
     this._engine.boundary(promptId);
     return promptId;
