@@ -213,17 +213,27 @@ export function hasUnsettledCall(open: OpenBatch): boolean {
  * span flags and settled flag updated, its facts merged (first value of each field kept).
  */
 export function mergeCallUpdate(open: OpenBatch, update: CallUpdate, maxCalls: number): void {
-  if (update.responseId !== undefined && open.responseId === undefined) open.responseId = update.responseId;
-  open.lastActivityMillis = Math.max(open.lastActivityMillis, update.timeMillis);
   let call = findCall(open, update.callId);
   if (call === undefined) {
     if (open.calls.length >= maxCalls) {
+      if (update.responseId !== undefined && open.responseId === undefined) open.responseId = update.responseId;
+      open.lastActivityMillis = Math.max(open.lastActivityMillis, update.timeMillis);
       open.overflow = true;
       return;
     }
     call = newCall(update.callId);
     appendCall(open, call);
   }
+  mergeIntoCall(open, call, update);
+}
+
+/**
+ * Merge one update into a call the batch already holds (found with {@link findCall}): what
+ * {@link mergeCallUpdate} does once it has the call.
+ */
+export function mergeIntoCall(open: OpenBatch, call: CallRecord, update: CallUpdate): void {
+  if (update.responseId !== undefined && open.responseId === undefined) open.responseId = update.responseId;
+  open.lastActivityMillis = Math.max(open.lastActivityMillis, update.timeMillis);
   assign(call, update.facts);
   let bits = call.bits;
   if (update.opened === 'tool') bits |= TOOL_OPEN;

@@ -14,7 +14,7 @@ import { PromptRegistry } from './prompt-registry.js';
 import { notifyAll } from './notify.js';
 import { reduceFailure, initialFailureState } from '../core/failure/reducer.js';
 import type { CallUpdate, PromptInfo } from './call-facts.js';
-import { findCall, hasCancelledCall, hasRunningCall, hasSettledCall, hasUnsettledCall, mergeCallUpdate, newOpenBatch, sealBatch } from './batch-assembler.js';
+import { findCall, hasCancelledCall, hasRunningCall, hasSettledCall, hasUnsettledCall, mergeCallUpdate, mergeIntoCall, newOpenBatch, sealBatch } from './batch-assembler.js';
 import type { OpenBatch } from './batch-assembler.js';
 import type { GuardRoute } from './call-facts.js';
 import { CALL_ESTIMATE_BYTES, CLOSED_CALL_ESTIMATE_BYTES, DEFAULT_EVICTED_PROMPT_FILTER_BYTES, DEFAULT_MAX_HELD_BYTES, PROMPT_ESTIMATE_BYTES } from './failure-types.js';
@@ -259,8 +259,9 @@ export class FailureEngine {
     let open = entry.open;
     // A call of the open batch (most updates: every record of a call after its first) cannot be
     // one of a judged batch: a call id is admitted to one batch only.
-    if (open !== undefined && findCall(open, update.callId) !== undefined) {
-      mergeCallUpdate(open, update, this._settings.maxCallsPerBatch);
+    const held = open === undefined ? undefined : findCall(open, update.callId);
+    if (held !== undefined) {
+      mergeIntoCall(open as OpenBatch, held, update);
       this._reweigh(entry);
       return;
     }
