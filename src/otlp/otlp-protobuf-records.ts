@@ -10,16 +10,18 @@ import { MAX_ANY_VALUE_DEPTH } from './otlp.js';
 import { otlpReader } from './otlp-protobuf.js';
 import type { OtlpSignal } from './otlp-protobuf.js';
 import { emptyRecordBatch, nanosToHrTime, RecordedSpan } from './records.js';
-import type { RecordBatch } from './records.js';
-import type { SpanEventView } from '../profiles/wire-profile.js';
+import type { RecordBatch, RecordedLog } from './records.js';
+import type { ResourceView, SpanEventView } from '../profiles/wire-profile.js';
 
 const collector = opentelemetry.proto.collector;
 
 /** A 64-bit field as the decoder gives it (a `Long` when the `long` package is there, else a number). */
-type Int64 = number | { toString(): string; isZero?(): boolean } | null | undefined;
+/** @internal */
+export type Int64 = number | { toString(): string; isZero?(): boolean } | null | undefined;
 
 // The parts of the decoded messages read here (field names as generated: lowerCamelCase).
-interface AnyValueMessage {
+/** @internal */
+export interface AnyValueMessage {
   /** The name of the `value` oneof field that is set. */
   readonly value?: string;
   readonly stringValue?: string | null;
@@ -30,17 +32,20 @@ interface AnyValueMessage {
   readonly kvlistValue?: { readonly values?: readonly KeyValueMessage[] | null } | null;
   readonly bytesValue?: Uint8Array | null;
 }
-interface KeyValueMessage {
+/** @internal */
+export interface KeyValueMessage {
   readonly key: string;
   readonly value?: AnyValueMessage | null;
 }
-interface Resourced {
+/** @internal */
+export interface Resourced {
   readonly resource?: { readonly attributes?: readonly KeyValueMessage[] | null } | null;
 }
 interface Scoped {
   readonly scope?: { readonly name?: string | null } | null;
 }
-interface SpanMessage {
+/** @internal */
+export interface SpanMessage {
   readonly traceId?: Uint8Array | null;
   readonly spanId?: Uint8Array | null;
   readonly parentSpanId?: Uint8Array | null;
@@ -51,7 +56,8 @@ interface SpanMessage {
   readonly status?: { readonly code?: number | null } | null;
   readonly events?: readonly { readonly name?: string | null; readonly attributes?: readonly KeyValueMessage[] | null }[] | null;
 }
-interface LogRecordMessage {
+/** @internal */
+export interface LogRecordMessage {
   readonly timeUnixNano?: Int64;
   readonly observedTimeUnixNano?: Int64;
   readonly body?: AnyValueMessage | null;
@@ -68,18 +74,24 @@ interface LogsRequest {
 }
 
 /** Decimal nanoseconds, or `undefined` for zero (a proto3 default, as absent). */
-function nanos(v: Int64): string | undefined {
+/** @internal */
+export function nanos(v: Int64): string | undefined {
   if (v === null || v === undefined) return undefined;
   if (typeof v === 'number') return v === 0 ? undefined : String(v);
   return v.isZero?.() === true ? undefined : v.toString();
 }
 
-function hex(bytes: Uint8Array | null | undefined): string {
+/** @internal */
+export function hex(bytes: Uint8Array | null | undefined): string {
   if (bytes === null || bytes === undefined || bytes.length === 0) return '';
   return Buffer.isBuffer(bytes) ? bytes.toString('hex') : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('hex');
 }
 
-function anyValue(v: AnyValueMessage | null | undefined, depth: number): AnyValue {
+/**
+ * A decoded `AnyValue` message as the value OTLP/JSON gives (see `anyValue` in `otlp.ts`).
+ * @internal
+ */
+export function anyValue(v: AnyValueMessage | null | undefined, depth: number): AnyValue {
   if (v === null || v === undefined || depth > MAX_ANY_VALUE_DEPTH) return undefined;
   switch (v.value) {
     case 'stringValue':
@@ -108,7 +120,11 @@ function anyValue(v: AnyValueMessage | null | undefined, depth: number): AnyValu
   }
 }
 
-function attributes(list: readonly KeyValueMessage[] | null | undefined, depth = 0): Record<string, AnyValue> {
+/**
+ * Decoded `KeyValue` messages as an attribute record (later keys win; an empty key is skipped).
+ * @internal
+ */
+export function attributes(list: readonly KeyValueMessage[] | null | undefined, depth = 0): Record<string, AnyValue> {
   const out: Record<string, AnyValue> = {};
   if (list === null || list === undefined) return out;
   // an empty key is absent on the decoded message (proto3 default), as in decodeOtlpProtobuf's objects
@@ -121,14 +137,34 @@ function spanContext(traceId: string, spanId: string) {
 }
 
 /** The span's `exception` events with their attributes (what the `genai` profile reads); other events are dropped. */
-function exceptionEvents(events: SpanMessage['events']): SpanEventView[] | undefined {
+/** @internal */
+export function exceptionEvents(events: SpanMessage['events']): SpanEventView[] | undefined {
   let out: SpanEventView[] | undefined;
   for (const e of events ?? []) if (e.name === 'exception') (out ??= []).push({ name: 'exception', attributes: attributes(e.attributes) });
   return out;
 }
 
-function resourceOf(r: Resourced): { attributes: Record<string, AnyValue> } | undefined {
+/** @internal */
+export function resourceOf(r: Resourced): { attributes: Record<string, AnyValue> } | undefined {
   return r.resource === null || r.resource === undefined ? undefined : { attributes: attributes(r.resource.attributes) };
+}
+
+/**
+ * A decoded `LogRecord` message as a record.
+ * @internal
+ */
+export function logFromMessage(l: LogRecordMessage, scopeName: string, resource: ResourceView | undefined): RecordedLog {
+  const traceId = hex(l.traceId);
+  const time = nanos(l.timeUnixNano) ?? nanos(l.observedTimeUnixNano);
+  return {
+    hrTime: nanosToHrTime(time),
+    attributes: attributes(l.attributes),
+    spanContext: traceId === '' ? undefined : spanContext(traceId, hex(l.spanId)),
+    eventName: typeof l.eventName === 'string' && l.eventName !== '' ? l.eventName : undefined,
+    instrumentationScope: { name: scopeName },
+    body: anyValue(l.body, 0),
+    resource,
+  };
 }
 
 /**
@@ -178,19 +214,7 @@ export function otlpProtobufToRecords(signal: OtlpSignal, body: Uint8Array, into
         const resource = resourceOf(rl);
         for (const sl of rl.scopeLogs ?? []) {
           const scopeName = sl.scope?.name ?? '';
-          for (const l of sl.logRecords ?? []) {
-            const traceId = hex(l.traceId);
-            const time = nanos(l.timeUnixNano) ?? nanos(l.observedTimeUnixNano);
-            into.logs.push({
-              hrTime: nanosToHrTime(time),
-              attributes: attributes(l.attributes),
-              spanContext: traceId === '' ? undefined : spanContext(traceId, hex(l.spanId)),
-              eventName: typeof l.eventName === 'string' && l.eventName !== '' ? l.eventName : undefined,
-              instrumentationScope: { name: scopeName },
-              body: anyValue(l.body, 0),
-              resource,
-            });
-          }
+          for (const l of sl.logRecords ?? []) into.logs.push(logFromMessage(l, scopeName, resource));
         }
       }
       return into;

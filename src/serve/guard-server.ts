@@ -122,8 +122,9 @@ export interface GuardServer {
   /** The ingest budget (held and in-flight bytes, refusals); every receiver checks it. */
   readonly budget: IngestBudget;
   /**
-   * Add records received by another receiver (the OTLP/gRPC one): projected, counted against the
-   * budget and held like OTLP/HTTP records. Check {@link IngestBudget.admit} before decoding them.
+   * Add records received some other way: projected, counted against the budget and held like
+   * the receivers' records (which are projected as they are read). Check {@link IngestBudget.admit}
+   * before decoding them.
    */
   ingest(records: RecordBatch): void;
   /** Records kept after projection so far (spans, logs) and records held now. */
@@ -270,7 +271,7 @@ export async function startGuardServer(options: GuardServerOptions = {}): Promis
     clockAnomaliesCounted = seen;
   };
   if (report !== undefined) guard.addListener(report.listener);
-  const buffer = new ReorderBuffer({ graceMillis: grace, maxHeld: 1_000_000, now: Date.now });
+  const buffer = new ReorderBuffer({ graceMillis: grace, maxHeld: 1_000_000, now: Date.now, weigh: { span: estimateSpanBytes, log: estimateLogBytes } });
   const budget = new IngestBudget({ maxBytes: ingestBudgetBytes });
   const profile = guard.options.profile;
   // The shadow report reads more than the profile (usage, call arguments): with it, records are kept whole.
@@ -283,13 +284,8 @@ export async function startGuardServer(options: GuardServerOptions = {}): Promis
   let spansKept = 0;
   let logsKept = 0;
   let lateDropped = 0;
-  /** A span is held as two events (start, end): half its estimate is released with each. */
-  const unhold = (r: TimedRecord): void => {
-    if (r.span !== undefined) budget.unhold(estimateSpanBytes(r.span) / 2);
-    else if (r.log !== undefined) budget.unhold(estimateLogBytes(r.log));
-  };
-  const feed = (r: TimedRecord): void => {
-    unhold(r);
+  /** Give the guard one event. */
+  const judge = (r: TimedRecord): void => {
     if (r.span !== undefined) {
       if (r.order === 1) guard.spanProcessor.onStart(r.span as unknown as Span, ROOT_CONTEXT);
       else {
@@ -301,36 +297,40 @@ export async function startGuardServer(options: GuardServerOptions = {}): Promis
       report?.addLog(r.log);
     }
   };
+  /** A held event, released: its bytes leave the budget (a span's half with each of its two events). */
+  const feed = (r: TimedRecord): void => {
+    budget.unhold(r.bytes);
+    judge(r);
+  };
+  /** A late event was never held. */
   const feedLate = (r: TimedRecord): void => {
     // A call-level record behind the watermark would land in a later batch: drop it. Prompt-level
     // records (an interaction span's start, which only arrives when the prompt ends) are still useful.
     const callLevel =
       (r.span !== undefined && CALL_LEVEL_SPANS.has(r.span.name)) ||
       (r.log !== undefined && CALL_LEVEL_EVENTS.has(String(r.log.attributes['event.name'])));
-    if (callLevel) {
-      lateDropped += 1;
-      unhold(r);
-    } else feed(r);
+    if (callLevel) lateDropped += 1;
+    else judge(r);
   };
-  const ingest = (received: RecordBatch): void => {
-    // Keep only what the profile reads; the rest is dropped on arrival.
-    const records = projection.project(received);
-    let bytes = 0;
-    for (const s of records.spans) bytes += estimateSpanBytes(s);
-    for (const l of records.logs) bytes += estimateLogBytes(l);
-    budget.hold(bytes);
+  /** Hold records already projected (the receivers project as they decode). */
+  const hold = (records: RecordBatch): void => {
+    const { late, heldBytes } = buffer.add(records.spans, records.logs);
+    budget.hold(heldBytes);
     spansKept += records.spans.length;
     logsKept += records.logs.length;
-    for (const r of buffer.add(records.spans, records.logs)) feedLate(r);
+    for (const r of late) feedLate(r);
     countClockAnomalies();
   };
+  // Keep only what the profile reads; the rest is dropped on arrival.
+  const ingest = (received: RecordBatch): void => hold(projection.project(received));
   const host = options.host ?? '127.0.0.1';
   const receiver = await startOtlpHttpReceiver({
     host,
     port: options.port ?? 4318,
     maxBodyBytes,
     budget,
-    onRecords: ingest,
+    projection,
+    onRecords: hold,
     onRejected: (r) => rejections.note(r.signal, r.status, r.message),
   });
   let grpc: OtlpGrpcReceiver | undefined;
@@ -342,7 +342,8 @@ export async function startGuardServer(options: GuardServerOptions = {}): Promis
         port: options.grpcPort,
         maxMessageBytes: maxBodyBytes,
         budget,
-        onRecords: ingest,
+        projection,
+        onRecords: hold,
         onRejected: (r) => rejections.note(r.signal, r.status, r.message),
       });
     } catch (err) {

@@ -1,16 +1,17 @@
 /**
  * A small OTLP/gRPC receiver on `@grpc/grpc-js`: the `Export` methods of the official OTLP
  * collector services (opentelemetry-proto `opentelemetry/proto/collector/{trace,logs,metrics}/v1`),
- * decoded by the same protobuf decoder and read by the same converter as the OTLP/HTTP receiver.
+ * read straight into records by the same reader as the OTLP/HTTP receiver's protobuf bodies
+ * ({@link RecordProjection.readProtobuf}), under the same ingest budget.
  *
  * Loaded only by `serve` when it is given a gRPC port, so nothing else pulls `@grpc/grpc-js` in.
  */
 import { Server, ServerCredentials, status } from '@grpc/grpc-js';
 import type { ServerUnaryCall, ServiceDefinition, sendUnaryData, UntypedServiceImplementation } from '@grpc/grpc-js';
-import { decodeOtlpProtobuf, otlpRequestToRecords } from '../otlp/otlp.js';
 import type { OtlpSignal } from '../otlp/otlp.js';
 import type { RecordBatch } from '../otlp/records.js';
 import { IngestBudget } from './ingest-budget.js';
+import { RecordProjection } from './projection.js';
 
 /** Options of {@link startOtlpGrpcReceiver}. */
 export interface OtlpGrpcReceiverOptions {
@@ -23,8 +24,13 @@ export interface OtlpGrpcReceiverOptions {
    * `RESOURCE_EXHAUSTED` beyond (answered by grpc-js before the message is decoded).
    */
   readonly maxMessageBytes: number;
-  /** Called with the records of every accepted trace or logs request (metrics are accepted and ignored). */
+  /**
+   * Called with the records of every accepted trace or logs request, projected by
+   * {@link OtlpGrpcReceiverOptions.projection} (metrics are accepted and ignored).
+   */
   readonly onRecords: (records: RecordBatch, signal: OtlpSignal) => void;
+  /** What to keep of each request (read straight into projected records). @defaultValue everything */
+  readonly projection?: RecordProjection;
   /**
    * The byte budget shared with what the server holds: a message is refused (`UNAVAILABLE` when held
    * records fill it, `RESOURCE_EXHAUSTED` when messages in flight do; both retryable) before it is
@@ -83,17 +89,11 @@ class CallError extends Error {
  * Decode one request. The answers never quote the input or the decoder's own message (which may
  * describe the input): only the expected message type.
  */
-function decode(signal: OtlpSignal, request: string, body: Buffer): RecordBatch {
-  let value: Record<string, unknown>;
+function decode(signal: OtlpSignal, request: string, body: Buffer, projection: RecordProjection): RecordBatch {
   try {
-    value = decodeOtlpProtobuf(signal, body);
+    return projection.readProtobuf(signal, body);
   } catch {
     throw new CallError(status.INVALID_ARGUMENT, 400, `malformed protobuf: not a valid ${request}`);
-  }
-  try {
-    return otlpRequestToRecords(value);
-  } catch {
-    throw new CallError(status.INVALID_ARGUMENT, 400, `unreadable OTLP request: not a valid ${request}`);
   }
 }
 
@@ -129,6 +129,7 @@ function serviceDefinition(name: string): ServiceDefinition {
  */
 export function startOtlpGrpcReceiver(options: OtlpGrpcReceiverOptions): Promise<OtlpGrpcReceiver> {
   const budget = options.budget ?? new IngestBudget();
+  const projection = options.projection ?? new RecordProjection(undefined);
   const server = new Server({
     'grpc.max_receive_message_length': options.maxMessageBytes,
   });
@@ -148,7 +149,7 @@ export function startOtlpGrpcReceiver(options: OtlpGrpcReceiverOptions): Promise
         return;
       }
       try {
-        const records = decode(service.signal, service.request, call.request);
+        const records = decode(service.signal, service.request, call.request, projection);
         if (service.signal !== 'metrics') {
           try {
             options.onRecords(records, service.signal);

@@ -14,11 +14,11 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { gunzip, inflate } from 'node:zlib';
 import { promisify } from 'node:util';
 import { isOtlpRequest, otlpRequestToRecords } from '../otlp/otlp.js';
-import { otlpProtobufToRecords } from '../otlp/otlp-protobuf-records.js';
 import type { OtlpSignal } from '../otlp/otlp.js';
 import type { RecordBatch } from '../otlp/records.js';
 import { IngestBudget } from './ingest-budget.js';
 import type { IngestRefusal, IngestTicket } from './ingest-budget.js';
+import { RecordProjection } from './projection.js';
 
 const gunzipAsync = promisify(gunzip);
 const inflateAsync = promisify(inflate);
@@ -38,8 +38,13 @@ export interface OtlpHttpReceiverOptions {
   readonly port: number;
   /** Largest body accepted, in bytes, before and after decompression; 413 beyond. */
   readonly maxBodyBytes: number;
-  /** Called with the records of every accepted request. */
+  /** Called with the records of every accepted request (projected by {@link OtlpHttpReceiverOptions.projection}). */
   readonly onRecords: (records: RecordBatch, signal: OtlpSignal) => void;
+  /**
+   * What to keep of each request: protobuf bodies are read straight into projected records, JSON
+   * ones projected after reading. @defaultValue everything (`new RecordProjection(undefined)`)
+   */
+  readonly projection?: RecordProjection;
   /** The byte budget shared with what the server holds. @defaultValue a budget of its own (256 MiB) */
   readonly budget?: IngestBudget;
   /** Called for every refused request (4xx, 5xx). */
@@ -153,15 +158,17 @@ async function decompress(body: Buffer, encoding: Encoding, max: number): Promis
 }
 
 /** Convert a decoded request; anything it cannot read is the client's error. */
-function toRecords(value: Record<string, unknown>): RecordBatch {
+function toRecords(value: Record<string, unknown>, projection: RecordProjection): RecordBatch {
+  let records: RecordBatch;
   try {
-    return otlpRequestToRecords(value);
+    records = otlpRequestToRecords(value);
   } catch {
     throw new HttpError(400, 'unreadable OTLP request: a field has the wrong type');
   }
+  return projection.project(records);
 }
 
-function decode(signal: OtlpSignal, kind: BodyKind, body: Buffer): RecordBatch {
+function decode(signal: OtlpSignal, kind: BodyKind, body: Buffer, projection: RecordProjection): RecordBatch {
   if (kind === 'json') {
     let value: unknown;
     try {
@@ -171,10 +178,10 @@ function decode(signal: OtlpSignal, kind: BodyKind, body: Buffer): RecordBatch {
     }
     if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new HttpError(400, 'expected an OTLP JSON object');
     if (!isOtlpRequest(value) && Object.keys(value).length > 0) throw new HttpError(400, 'not an OTLP export request');
-    return toRecords(value as Record<string, unknown>);
+    return toRecords(value as Record<string, unknown>, projection);
   }
   try {
-    return otlpProtobufToRecords(signal, body);
+    return projection.readProtobuf(signal, body);
   } catch {
     throw new HttpError(400, `malformed protobuf: not a valid OTLP ${signal} export request`);
   }
@@ -250,6 +257,7 @@ function discardRestThenClose(req: IncomingMessage, res: ServerResponse): void {
 /** Start the receiver. Resolves once it listens. */
 export function startOtlpHttpReceiver(options: OtlpHttpReceiverOptions): Promise<OtlpHttpReceiver> {
   const budget = options.budget ?? new IngestBudget();
+  const projection = options.projection ?? new RecordProjection(undefined);
   const max = options.maxBodyBytes;
 
   /** The checks the headers decide; throws the refusal. */
@@ -293,7 +301,7 @@ export function startOtlpHttpReceiver(options: OtlpHttpReceiverOptions): Promise
     try {
       const raw = await readBody(req, max, admitted, declared);
       const body = await decompress(raw, encoding, max);
-      const records = decode(signal, kind, body);
+      const records = decode(signal, kind, body, projection);
       if (signal !== 'metrics') options.onRecords(records, signal);
       reply(res, 200, kind);
     } finally {

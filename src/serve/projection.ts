@@ -4,6 +4,8 @@
  * result text, log bodies) is dropped on arrival. Also the byte estimate of what is kept, which the
  * ingest budget counts.
  */
+import { OtlpProtobufRecordReader } from '../otlp/otlp-protobuf-reader.js';
+import type { OtlpSignal } from '../otlp/otlp.js';
 import { RecordedSpan } from '../otlp/records.js';
 import type { RecordBatch, RecordedLog } from '../otlp/records.js';
 import type { WireProfileReads } from '../profiles/wire-profile.js';
@@ -61,11 +63,27 @@ export class RecordProjection {
     this._logEvents = reads === undefined || reads.logEventNames === undefined ? undefined : new Set(reads.logEventNames);
     this._logKeys = new Set(reads?.logAttributes ?? []);
     this._whole = reads === undefined;
+    this._reader = new OtlpProtobufRecordReader(reads);
   }
 
   private readonly _whole: boolean;
+  private readonly _reader: OtlpProtobufRecordReader;
 
-  /** Keep what the profile reads. Metric and ignored counts are carried over. */
+  /**
+   * Read an OTLP protobuf request body straight into projected records: the records
+   * `project(otlpProtobufToRecords(signal, body))` gives, without building what is dropped (see
+   * {@link OtlpProtobufRecordReader}).
+   *
+   * @param signal - Which export request the body holds.
+   * @param body - The request body, already decompressed.
+   * @returns A new batch (a metrics request: only its `metricCount`).
+   * @throws {Error} when the body is not a valid message of that type (as `otlpProtobufToRecords`).
+   */
+  readProtobuf(signal: OtlpSignal, body: Uint8Array): RecordBatch {
+    return this._reader.read(signal, body);
+  }
+
+  /** Keep what the profile reads (a new batch; without reads: the given one). Metric and ignored counts are carried over. */
   project(batch: RecordBatch): RecordBatch {
     if (this._whole) return batch;
     const spans: RecordedSpan[] = [];
