@@ -747,6 +747,20 @@ async function p5(transport) {
     pass: ratio >= 0.5 && last.late === 0 && last.judged >= expectedBatches,
     detail: `rounds ${ratios.map((x) => fmt(x, 3)).join(' ')}; decoding alone = protobuf -> whole records by the generated decoders (otlpProtobufToRecords); serve's own reading (projected to what qwen-code reads, RecordProjection#readProtobuf) alone ${fmt(bps(projectedMs), 1)} MB/s, end to end = ${fmt(projectedMs / median(e2e), 3)}x of it; decodeOtlpProtobuf to JSON-shaped objects alone ${fmt(bps(objectsMs), 1)} MB/s; ${requests.length} requests (${spans} spans, ${logs} logs); ${last.judged} batches judged (expected ${expectedBatches}), ${last.late} late records, ${last.open} prompts left open`,
   });
+  if (!grpc) {
+    // The reading step alone, both ways, in alternating rounds: how much of P5's margin is the reader.
+    const reading = await pairedRatio({ rounds: ROUNDS, time: 1500, baseline: decodeAll, subject: projectedAll });
+    report({
+      id: 'P5d',
+      what: `serve's protobuf reading alone (RecordProjection#readProtobuf: projected to what qwen-code reads) vs the generated decoders to whole records (otlpProtobufToRecords), the same ${fmt(mb(bytes), 1)} MB`,
+      baseline: `${fmt(bps(reading.baseline), 1)} MB/s`,
+      subject: `${fmt(bps(reading.subject), 1)} MB/s`,
+      result: `${fmt(reading.baseline / reading.subject, 2)}x faster`,
+      goal: '(info)',
+      pass: undefined,
+      detail: `rounds (time ratio) ${reading.ratios.map((x) => fmt(x, 3)).join(' ')}; the records are the same as the generated decoders' projected (test/otlp-protobuf-reader.test.ts)`,
+    });
+  }
 }
 
 // ------------------------------------------------------------------------------------------------
