@@ -136,14 +136,15 @@ function hrTime(lo: number, hi: number): HrTime {
 const CACHED_STRING_BYTES = 64;
 /** Slots of the string cache (a power of two). */
 const STRING_CACHE_SLOTS = 4096;
-/** The string cache: one string a slot, replaced on a miss (bounded: 4096 strings of at most 64 characters). */
+/** The name cache: one string a slot, replaced on a miss (bounded: 4096 strings of at most 64 characters). */
 const STRINGS: (string | undefined)[] = new Array<string | undefined>(STRING_CACHE_SLOTS).fill(undefined);
 
 /**
- * A `string` field, as `Reader#stringVerify` reads it. Short ASCII strings (attribute keys, tool
- * names, statuses, event names: the same few values again and again) come from `cache` when the
- * slot (shared by every reader) holds the same characters, so each is built once; ASCII is valid UTF-8. Longer or non-ASCII
- * strings are read by `stringVerify` (UTF-8 checked).
+ * A `string` field that names something (an attribute key, a span name, an event name, a severity
+ * text), as `Reader#stringVerify` reads it. These are the same few values again and again: a short
+ * ASCII one comes from the cache when the slot (shared by every reader) holds the same characters,
+ * so each is built once (ASCII is valid UTF-8). Longer or non-ASCII strings are read by
+ * `stringVerify` (UTF-8 checked). Attribute values are never cached (they may be argument text).
  */
 function readString(r: Reader): string {
   const cache = STRINGS;
@@ -201,7 +202,7 @@ function readScalarAnyValue(r: Reader, depth: number): AnyValue | typeof NESTED 
     const tag = r.tag();
     const wire = tag & 7;
     const field = tag >>> 3;
-    if (field === 1 && wire === LEN) value = readString(r);
+    if (field === 1 && wire === LEN) value = r.stringVerify();
     else if (field === 2 && wire === VARINT) value = r.bool();
     else if (field === 3 && wire === VARINT) {
       const i = r.int64() as number | { low: number; high: number };
