@@ -306,6 +306,10 @@ export class OtlpProtobufRecordReader {
   private readonly _t = new Float64Array(4);
   private readonly _seen = { key: '', value: undefined as AnyValue };
   private readonly _scopes = new Map<string, { readonly name: string }>();
+  /** The last trace id read from the body being read (its offset, length, hex): records of a trace come together. */
+  private _traceAt = -1;
+  private _traceLength = 0;
+  private _traceHex = '';
 
   /**
    * @param reads - what the profile reads: only those spans, log events and attributes are kept,
@@ -342,6 +346,7 @@ export class OtlpProtobufRecordReader {
       return into;
     }
     const r = otlpReader(body) as Reader;
+    this._traceAt = -1;
     if (signal === 'traces') {
       const spans: RecordedSpan[] = [];
       this._request(r, spans, undefined);
@@ -435,7 +440,7 @@ export class OtlpProtobufRecordReader {
       switch (field) {
         case 1:
           if (wire !== LEN) break;
-          traceId = readHex(r);
+          traceId = this._traceId(r);
           continue;
         case 2:
           if (wire !== LEN) break;
@@ -577,7 +582,7 @@ export class OtlpProtobufRecordReader {
           continue;
         case 9:
           if (wire !== LEN) break;
-          traceId = readHex(r);
+          traceId = this._traceId(r);
           continue;
         case 10:
           if (wire !== LEN) break;
@@ -607,6 +612,26 @@ export class OtlpProtobufRecordReader {
       body: p.bodies ? body : undefined,
       resource,
     });
+  }
+
+  /** A trace id, as {@link readHex}; the previous one's string again when the bytes are the same. */
+  private _traceId(r: Reader): string {
+    const length = r.size();
+    const start = r.pos;
+    const end = start + length;
+    if (end > r.len) throw outOfRange();
+    r.pos = end;
+    if (length === 0) return '';
+    const buf = r.buf;
+    const at = this._traceAt;
+    if (at >= 0 && length === this._traceLength) {
+      let i = 0;
+      while (i < length && buf[at + i] === buf[start + i]) i++;
+      if (i === length) return this._traceHex;
+    }
+    this._traceAt = start;
+    this._traceLength = length;
+    return (this._traceHex = buf.toString('hex', start, end));
   }
 
   /** A log record read by the generated decoder (the reader at its length), then projected. */
