@@ -53,6 +53,11 @@ export interface PromptInfo {
   readonly foreground?: boolean;
   /** The prompt's trace, so the profile's trace index can forget it with the prompt. */
   readonly traceId?: string;
+  /**
+   * A value the profile keeps with the prompt while the engine holds it (read back with
+   * `FailureEngine.profileNote`; the engine never interprets it). Replaces the previous note.
+   */
+  readonly note?: string | null;
 }
 
 /**

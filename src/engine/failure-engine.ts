@@ -58,6 +58,8 @@ interface PromptEntry {
   closedCalls: BoundedSet<string> | undefined;
   /** Last telemetry of the prompt, in milliseconds since the engine's first stamp. */
   lastSeenMillis: number;
+  /** The profile's note ({@link PromptInfo.note}). */
+  note: string | null | undefined;
   /** Set by the registry's `weigh`; initialised here so every entry keeps one shape (no property added later). */
   heldBytes: number;
 }
@@ -157,6 +159,14 @@ export class FailureEngine {
     if (entry !== undefined && !this._channelPrompts.has(promptId)) entry.mode = mode;
   }
 
+  /**
+   * The note the profile keeps with a held prompt ({@link PromptInfo.note}); `undefined` when the
+   * prompt is not held or has none. Creates nothing.
+   */
+  profileNote(promptId: string): string | null | undefined {
+    return this._prompts.get(promptId)?.note;
+  }
+
   /** The prompt's `qwen-code.message_type`, when the engine holds the prompt and knows it. */
   messageTypeOf(promptId: string): string | undefined {
     return this._prompts.get(promptId)?.messageType;
@@ -183,6 +193,7 @@ export class FailureEngine {
     if (entry === undefined) return;
     if (info.sessionId !== undefined && entry.sessionId === undefined) entry.sessionId = info.sessionId;
     if (info.traceId !== undefined && entry.traceId === undefined) entry.traceId = info.traceId;
+    if (info.note !== undefined) entry.note = info.note;
     if (info.foreground === true) entry.flags |= FOREGROUND;
     if (info.messageType !== undefined) {
       entry.messageType = info.messageType;
@@ -399,6 +410,7 @@ export class FailureEngine {
       batchCount: 0,
       closedCalls: undefined,
       lastSeenMillis: this._stamp(),
+      note: undefined,
       heldBytes: 0,
     };
   }

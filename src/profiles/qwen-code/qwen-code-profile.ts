@@ -92,14 +92,6 @@ export class QwenCodeProfile implements WireProfile {
   private readonly _traceInteraction = new BoundedMap<string, string>(TRACKED);
   /** Sessions whose interaction llm_request spans are seen: their api_request logs are not boundaries. */
   private readonly _spanSessions = new BoundedSet<string>(SESSIONS_TRACKED);
-  /**
-   * The (prompt id, `session.id`) of the session key added to {@link _spanSessions} last: a model
-   * request's `api_request` log follows its `llm_request` span, so most lookups are this one, and
-   * need no key string built and hashed. The key is a function of the pair, and the set still holds
-   * its last key.
-   */
-  private _lastSpanPromptId: string | undefined;
-  private _lastSpanSessionId: string | undefined;
   /** Whether any out-of-scope (subagent-internal or nested) span was seen: the sets are empty until then. */
   private _anyOutOfScope = false;
   private readonly _outOfScopeSpans = new BoundedSet<string>(TRACKED);
@@ -181,7 +173,7 @@ export class QwenCodeProfile implements WireProfile {
       const promptId = stringAttr(attrs, ATTR_PROMPT_ID);
       if (promptId === undefined || !isForegroundPromptId(promptId)) return;
       const sessionId = stringAttr(attrs, ATTR_SESSION_ID);
-      if ((promptId === this._lastSpanPromptId && sessionId === this._lastSpanSessionId) || this._spanSessions.has(sessionKeyOf(sessionId, promptId))) return;
+      if (this._engine.profileNote(promptId) === (sessionId ?? null) || this._spanSessions.has(sessionKeyOf(sessionId, promptId))) return;
       this._remember(record.spanContext?.traceId, promptId);
       this._engine.observePrompt(promptId, { sessionId, foreground: true });
       this._engine.boundary(promptId);
@@ -214,12 +206,12 @@ export class QwenCodeProfile implements WireProfile {
       this._engine.observePrompt(promptId, { sessionId, messageType, route, foreground: true, traceId });
       return promptId;
     }
-    if (promptId !== this._lastSpanPromptId || sessionId !== this._lastSpanSessionId) {
-      this._spanSessions.add(sessionKeyOf(sessionId, promptId));
-      this._lastSpanPromptId = promptId;
-      this._lastSpanSessionId = sessionId;
-    }
-    this._engine.observePrompt(promptId, { sessionId, traceId });
+    // The prompt's note is the `session.id` of its interaction requests (`null`: none): its session
+    // key (a function of the two) is in the set, and a later record of the prompt with the same
+    // `session.id` needs no key string built and hashed (the prompt id's hash is cached).
+    const note = sessionId ?? null;
+    if (this._engine.profileNote(promptId) !== note) this._spanSessions.add(sessionKeyOf(sessionId, promptId));
+    this._engine.observePrompt(promptId, { sessionId, traceId, note });
     this._engine.boundary(promptId);
     return promptId;
   }
