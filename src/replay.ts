@@ -6,7 +6,10 @@
  *
  * @packageDocumentation
  */
-export { parseTelemetryText, TelemetryParseError } from './otlp/telemetry-file.js';
+export { parseTelemetryText, readTelemetryText, TelemetryParseError } from './otlp/telemetry-file.js';
+export type { TelemetryRecordSink } from './otlp/telemetry-file.js';
+export { isProjectedRecordBatch, parseReplayInput } from './replay/replay-input.js';
+export type { ProjectedRecordBatch, ReplayInputOptions, TelemetrySource, WholeInputFacts } from './replay/replay-input.js';
 export { decodeOtlpProtobuf, otlpRequestToRecords } from './otlp/otlp.js';
 export type { OtlpSignal } from './otlp/otlp.js';
 export { emptyRecordBatch, RecordedSpan } from './otlp/records.js';

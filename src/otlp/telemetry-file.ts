@@ -7,7 +7,7 @@ import type { HrTime, SpanContext } from '@opentelemetry/api';
 import type { AnyValue } from '@opentelemetry/api-logs';
 import { isOtlpRequest, otlpRequestToRecords } from './otlp.js';
 import { emptyRecordBatch, RecordedSpan } from './records.js';
-import type { RecordBatch } from './records.js';
+import type { RecordBatch, RecordedLog } from './records.js';
 
 /** A file that is not telemetry the reader understands. `message` names the file and position. */
 export class TelemetryParseError extends Error {
@@ -70,37 +70,18 @@ function parseAt(text: string, file: string, start: number, end: number): unknow
 }
 
 /**
- * Offsets of the top-level values. Fast path: an SDK outfile is pretty-printed with indentation,
- * so the first raw newline followed by `}` at column 0 closes a top-level object (raw newlines never
- * occur inside JSON strings, and nested closers are indented). Anything else (OTLP JSON lines,
- * compact or unindented JSON, CRLF) goes through the exact scanner.
+ * End offset of the top-level value that starts at `pos` (an object or array). Fast path: an SDK
+ * outfile is pretty-printed with indentation, so the first raw newline followed by `}` at column 0
+ * closes a top-level object (raw newlines never occur inside JSON strings, and nested closers are
+ * indented). Anything else (OTLP JSON lines, compact or unindented JSON, CRLF) goes through the
+ * exact scanner.
  */
-function objectRanges(text: string, file: string): Array<[number, number]> {
-  const ranges: Array<[number, number]> = [];
-  let pos = 0;
-  const n = text.length;
-  while (pos < n) {
-    const c = text.charCodeAt(pos);
-    if (c === 32 || c === 10 || c === 13 || c === 9) {
-      pos++;
-      continue;
-    }
-    if (c !== 123 && c !== 91) {
-      throw new TelemetryParseError(file, ...lineCol(text, pos), `unexpected character ${JSON.stringify(text[pos])} between JSON objects`);
-    }
-    if (c === 123 && text.charCodeAt(pos + 1) === 10 && text.charCodeAt(pos + 2) === 32) {
-      const close = text.indexOf('\n}', pos);
-      if (close !== -1) {
-        ranges.push([pos, close + 2]);
-        pos = close + 2;
-        continue;
-      }
-    }
-    const end = scanValue(text, file, pos);
-    ranges.push([pos, end]);
-    pos = end;
+function valueEnd(text: string, file: string, pos: number): number {
+  if (text.charCodeAt(pos) === 123 && text.charCodeAt(pos + 1) === 10 && text.charCodeAt(pos + 2) === 32) {
+    const close = text.indexOf('\n}', pos);
+    if (close !== -1) return close + 2;
   }
-  return ranges;
+  return scanValue(text, file, pos);
 }
 
 /** The parsed `[seconds, nanos]` pair itself (freshly parsed, owned by nobody else), when valid. */
@@ -140,8 +121,23 @@ function resourceOf(o: Json): { attributes: Record<string, AnyValue> } | undefin
   return typeof attrs === 'object' && attrs !== null && !Array.isArray(attrs) ? { attributes: attrs as Record<string, AnyValue> } : undefined;
 }
 
-/** One SDK-serialized object (span, log record or metric export) into `into`. */
-function sdkObjectToRecords(o: Json, into: RecordBatch): boolean {
+/**
+ * Receives the records of a telemetry text one at a time, in file order, as
+ * {@link readTelemetryText} reads them. Each record is fresh: nobody else holds it or its parts.
+ */
+export interface TelemetryRecordSink {
+  /** A finished span. */
+  span(span: RecordedSpan): void;
+  /** A log record. */
+  log(log: RecordedLog): void;
+  /** `count` metric objects or OTLP `resourceMetrics` entries (not used by the guard). */
+  metrics(count: number): void;
+  /** An object that is neither a span, a log record, a metric export nor an OTLP request. */
+  ignored(): void;
+}
+
+/** One SDK-serialized object (span, log record or metric export) into `sink`. */
+function sdkObjectToRecords(o: Json, sink: TelemetryRecordSink): boolean {
   const attrs = (typeof o.attributes === 'object' && o.attributes !== null ? o.attributes : {}) as Record<string, AnyValue>;
   const endTime = hr(o.endTime);
   if (typeof o.name === 'string' && endTime !== undefined) {
@@ -151,7 +147,7 @@ function sdkObjectToRecords(o: Json, into: RecordBatch): boolean {
     if (parent === undefined && typeof o.parentSpanId === 'string' && o.parentSpanId !== '') {
       parent = { traceId: sc.traceId, spanId: o.parentSpanId, traceFlags: sc.traceFlags };
     }
-    into.spans.push(
+    sink.span(
       new RecordedSpan({
         name: o.name,
         attributes: attrs,
@@ -167,7 +163,7 @@ function sdkObjectToRecords(o: Json, into: RecordBatch): boolean {
   }
   const time = hr(o._hrTime ?? o.hrTime);
   if (time !== undefined) {
-    into.logs.push({
+    sink.log({
       hrTime: time,
       attributes: attrs,
       spanContext: ctx(o._spanContext ?? o.spanContext),
@@ -179,45 +175,100 @@ function sdkObjectToRecords(o: Json, into: RecordBatch): boolean {
     return true;
   }
   if (Array.isArray(o.scopeMetrics)) {
-    into.metricCount += 1;
+    sink.metrics(1);
     return true;
   }
   return false;
 }
 
+/** One OTLP request object into `sink`. */
+function otlpObjectToRecords(o: Json, sink: TelemetryRecordSink): void {
+  const batch = otlpRequestToRecords(o);
+  for (const s of batch.spans) sink.span(s);
+  for (const l of batch.logs) sink.log(l);
+  if (batch.metricCount > 0) sink.metrics(batch.metricCount);
+}
+
 /**
- * Parse one telemetry file's text.
+ * Read one telemetry file's text record by record into `sink`: the same records, in the same
+ * order, that {@link parseTelemetryText} appends to its batch. Each object is parsed and its
+ * records handed over before the next object is read, so a sink that keeps only part of a record
+ * lets the rest be collected young.
  *
- * @param text - the file contents
+ * @param text - the file contents: pretty SDK objects (qwen-code's outfile) or OTLP JSON lines
  * @param file - the name used in error messages
- * @throws {@link TelemetryParseError} for malformed JSON or a file with no telemetry at all
+ * @param sink - receives every record
+ * @throws {@link TelemetryParseError} for malformed JSON or anything but whitespace between
+ *   objects (with the line and column where the offending object or character starts), or a file
+ *   with no telemetry at all; the records of the objects before the error have been handed over
  */
-export function parseTelemetryText(text: string, file: string, into: RecordBatch = emptyRecordBatch()): RecordBatch {
-  const ranges = objectRanges(text, file);
+export function readTelemetryText(text: string, file: string, sink: TelemetryRecordSink): void {
+  let objects = 0;
   let recognised = 0;
-  for (const [start, end] of ranges) {
-    const value = parseAt(text, file, start, end);
+  const n = text.length;
+  let pos = 0;
+  while (pos < n) {
+    const c = text.charCodeAt(pos);
+    if (c === 32 || c === 10 || c === 13 || c === 9) {
+      pos++;
+      continue;
+    }
+    if (c !== 123 && c !== 91) {
+      throw new TelemetryParseError(file, ...lineCol(text, pos), `unexpected character ${JSON.stringify(text[pos])} between JSON objects`);
+    }
+    const end = valueEnd(text, file, pos);
+    const value = parseAt(text, file, pos, end);
+    objects++;
     if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-      throw new TelemetryParseError(file, ...lineCol(text, start), 'expected a JSON object');
+      throw new TelemetryParseError(file, ...lineCol(text, pos), 'expected a JSON object');
     }
     if (isOtlpRequest(value)) {
-      otlpRequestToRecords(value, into);
+      otlpObjectToRecords(value, sink);
       recognised++;
-    } else if (sdkObjectToRecords(value as Json, into)) {
+    } else if (sdkObjectToRecords(value as Json, sink)) {
       recognised++;
     } else {
-      into.ignoredCount += 1;
+      sink.ignored();
     }
+    pos = end;
   }
   if (recognised === 0) {
     throw new TelemetryParseError(
       file,
       1,
       1,
-      ranges.length === 0
+      objects === 0
         ? 'empty file: no telemetry objects'
         : 'no spans, log records or OTLP requests found (expected a qwen-code telemetry outfile or OTLP JSON lines)',
     );
   }
+}
+
+/**
+ * Parse one telemetry file's text into whole records: every span and log record with all its
+ * attributes, appended to `into`. (`replay` reads through {@link readTelemetryText} instead and
+ * keeps only what the replay reads: see `parseReplayInput`.)
+ *
+ * @param text - the file contents
+ * @param file - the name used in error messages
+ * @param into - the batch to append to @defaultValue a new empty batch
+ * @returns `into`
+ * @throws {@link TelemetryParseError} for malformed JSON or a file with no telemetry at all
+ */
+export function parseTelemetryText(text: string, file: string, into: RecordBatch = emptyRecordBatch()): RecordBatch {
+  readTelemetryText(text, file, {
+    span: (s) => {
+      into.spans.push(s);
+    },
+    log: (l) => {
+      into.logs.push(l);
+    },
+    metrics: (count) => {
+      into.metricCount += count;
+    },
+    ignored: () => {
+      into.ignoredCount += 1;
+    },
+  });
   return into;
 }

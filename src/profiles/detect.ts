@@ -17,30 +17,68 @@ export interface TelemetrySample {
   readonly spanAttributeKeys: ReadonlySet<string>;
 }
 
+/**
+ * Collects a {@link TelemetrySample} record by record (for readers that do not keep the records).
+ * {@link TelemetrySampleBuilder.sample} may be called at any time; the sets it returns keep growing.
+ */
+export class TelemetrySampleBuilder {
+  private readonly _serviceNames = new Set<string>();
+  private readonly _scopeNames = new Set<string>();
+  private readonly _spanNames = new Set<string>();
+  private readonly _eventNames = new Set<string>();
+  private readonly _spanAttributeKeys = new Set<string>();
+  private _size = 0;
+
+  /** Total number of distinct names held (grows by one for every new name): a cheap change check. */
+  get size(): number {
+    return this._size;
+  }
+
+  /** Add one span's names and attribute keys. */
+  addSpan(s: SpanView & { readonly scopeName?: string }): void {
+    this._add(this._spanNames, s.name);
+    if (s.scopeName !== undefined && s.scopeName !== '') this._add(this._scopeNames, s.scopeName);
+    for (const k of Object.keys(s.attributes)) this._add(this._spanAttributeKeys, k);
+    this._service(s.resource);
+  }
+
+  /** Add one log record's names. */
+  addLog(l: LogRecordView): void {
+    const e = l.attributes['event.name'] ?? l.eventName;
+    if (typeof e === 'string' && e !== '') this._add(this._eventNames, e);
+    if (l.instrumentationScope.name !== '') this._add(this._scopeNames, l.instrumentationScope.name);
+    this._service(l.resource);
+  }
+
+  /** The names so far. */
+  sample(): TelemetrySample {
+    return {
+      serviceNames: this._serviceNames,
+      scopeNames: this._scopeNames,
+      spanNames: this._spanNames,
+      eventNames: this._eventNames,
+      spanAttributeKeys: this._spanAttributeKeys,
+    };
+  }
+
+  private _service(r: SpanView['resource']): void {
+    const name = r?.attributes['service.name'];
+    if (typeof name === 'string' && name !== '') this._add(this._serviceNames, name);
+  }
+
+  private _add(set: Set<string>, name: string): void {
+    if (set.has(name)) return;
+    set.add(name);
+    this._size++;
+  }
+}
+
 /** Collect the names of `spans` and `logs`. */
 export function sampleTelemetry(spans: Iterable<SpanView & { readonly scopeName?: string }>, logs: Iterable<LogRecordView>): TelemetrySample {
-  const serviceNames = new Set<string>();
-  const scopeNames = new Set<string>();
-  const spanNames = new Set<string>();
-  const eventNames = new Set<string>();
-  const spanAttributeKeys = new Set<string>();
-  const service = (r: SpanView['resource']): void => {
-    const name = r?.attributes['service.name'];
-    if (typeof name === 'string' && name !== '') serviceNames.add(name);
-  };
-  for (const s of spans) {
-    spanNames.add(s.name);
-    if (s.scopeName !== undefined && s.scopeName !== '') scopeNames.add(s.scopeName);
-    for (const k of Object.keys(s.attributes)) spanAttributeKeys.add(k);
-    service(s.resource);
-  }
-  for (const l of logs) {
-    const e = l.attributes['event.name'] ?? l.eventName;
-    if (typeof e === 'string' && e !== '') eventNames.add(e);
-    if (l.instrumentationScope.name !== '') scopeNames.add(l.instrumentationScope.name);
-    service(l.resource);
-  }
-  return { serviceNames, scopeNames, spanNames, eventNames, spanAttributeKeys };
+  const builder = new TelemetrySampleBuilder();
+  for (const s of spans) builder.addSpan(s);
+  for (const l of logs) builder.addLog(l);
+  return builder.sample();
 }
 
 /** Whether any name of `names` starts with `prefix`. */

@@ -19,6 +19,8 @@ import type { GuardMode } from '../core/failure/types.js';
 import type { RecordBatch, RecordedLog, RecordedSpan } from '../otlp/records.js';
 import { inTreeGuardEvents } from '../profiles/qwen-code/in-tree.js';
 import type { InTreeGuardEvent } from '../profiles/qwen-code/in-tree.js';
+import { isProjectedRecordBatch } from './replay-input.js';
+import type { ProjectedRecordBatch } from './replay-input.js';
 
 /** Options of {@link replayRecords}. */
 export interface ReplayOptions {
@@ -117,14 +119,34 @@ function timeline(records: RecordBatch): { events: TimedEvent[]; clockAnomalies:
   return { events, clockAnomalies };
 }
 
+const NO_TICKS = new Float64Array(0);
+
+function sameOptions(a: unknown, b: unknown): boolean {
+  return a === b || JSON.stringify(a) === JSON.stringify(b);
+}
+
 /**
  * Replay records through a fresh guard (span processor, log-record processor and engine exactly
  * as registered in-process) and collect the decisions.
+ *
+ * @param records - whole records (`parseTelemetryText`), or records projected for one profile by
+ *   `parseReplayInput` (the CLI's path): those replay with the profile they were projected for,
+ *   on the same virtual clock, to the same result
+ * @throws Error when `records` were projected for another profile or other `batchSpan` options than
+ *   `options` resolve to
  */
-export async function replayRecords(records: RecordBatch, options: ReplayOptions = {}): Promise<ReplayResult> {
-  const inTree = inTreeGuardEvents(records.logs);
-  const detectedProfiles = detectWireProfiles(sampleTelemetry(records.spans, records.logs));
+export async function replayRecords(records: RecordBatch | ProjectedRecordBatch, options: ReplayOptions = {}): Promise<ReplayResult> {
+  const whole = isProjectedRecordBatch(records) ? records.whole : undefined;
+  const inTree = whole === undefined ? inTreeGuardEvents(records.logs) : whole.inTree;
+  const detectedProfiles = whole === undefined ? detectWireProfiles(sampleTelemetry(records.spans, records.logs)) : whole.detectedProfiles;
   const profile = options.profile === undefined || options.profile === 'auto' ? (detectedProfiles[0] ?? 'qwen-code') : options.profile;
+  const batchSpan = options.batchSpan ?? whole?.batchSpan;
+  if (whole !== undefined) {
+    if (profile !== whole.profile) throw new Error(`replayRecords: the records were projected for profile ${whole.profile}, not ${profile}`);
+    if (profile === 'batch-span' && !sameOptions(batchSpan, whole.batchSpan)) {
+      throw new Error('replayRecords: the records were projected for other batch-span options');
+    }
+  }
   let now = 0;
   const logExporter = new InMemoryLogRecordExporter();
   const loggerProvider = new LoggerProvider({ processors: [new SimpleLogRecordProcessor({ exporter: logExporter })] });
@@ -134,7 +156,7 @@ export async function replayRecords(records: RecordBatch, options: ReplayOptions
   const guard = new RepeatedToolFailureGuard({
     mode: options.mode ?? 'shadow',
     profile,
-    batchSpan: options.batchSpan,
+    batchSpan,
     clock: () => now,
     controlHookRequired: false,
     sweepIntervalMillis: 0,
@@ -155,24 +177,41 @@ export async function replayRecords(records: RecordBatch, options: ReplayOptions
     for (const e of inTree) if (e.mode !== undefined) guard.engine.setPromptMode(e.promptId, e.mode);
   }
   const { events, clockAnomalies } = timeline(records);
+  // The times of records the projection dropped: the clock advances over them as over the others.
+  const ticks = whole?.clockTicks ?? NO_TICKS;
+  const total = events.length + ticks.length;
   const every = options.progressEvery ?? 5000;
+  const onProgress = options.onProgress;
   const sweepEvery = guard.options.sweepIntervalMillis || 60_000;
   let nextSweep = Number.NEGATIVE_INFINITY;
-  for (let i = 0; i < events.length; i++) {
-    const e = events[i] as TimedEvent;
-    now = e.t;
+  let done = 0;
+  let ti = 0;
+  const advance = (t: number): void => {
+    now = t;
     if (now >= nextSweep) {
       if (nextSweep !== Number.NEGATIVE_INFINITY) guard.sweep();
       nextSweep = now + sweepEvery;
     }
+  };
+  const tick = (): void => {
+    advance(ticks[ti++] as number);
+    done++;
+    if (onProgress !== undefined && done % every === 0) onProgress(done, total);
+  };
+  for (let i = 0; i < events.length; i++) {
+    const e = events[i] as TimedEvent;
+    while (ti < ticks.length && (ticks[ti] as number) <= e.t) tick();
+    advance(e.t);
     if (e.span !== undefined) {
       if (e.order === 1) guard.spanProcessor.onStart(e.span as unknown as Span, ROOT_CONTEXT);
       else guard.spanProcessor.onEnd(e.span as unknown as ReadableSpan);
     } else if (e.log !== undefined) {
       guard.logRecordProcessor.onEmit(e.log as unknown as SdkLogRecord);
     }
-    if (options.onProgress !== undefined && (i + 1) % every === 0) options.onProgress(i + 1, events.length);
+    done++;
+    if (onProgress !== undefined && done % every === 0) onProgress(done, total);
   }
+  while (ti < ticks.length) tick();
   guard.finishAll();
   const lateRecords = guard.engine.lateRecords;
   await guard.shutdown();
@@ -199,12 +238,12 @@ export async function replayRecords(records: RecordBatch, options: ReplayOptions
     evictions,
     inTree,
     emitted,
-    spanCount: records.spans.length,
-    logCount: records.logs.length,
+    spanCount: whole === undefined ? records.spans.length : whole.spanCount,
+    logCount: whole === undefined ? records.logs.length : whole.logCount,
     lateRecords,
     profile,
     detectedProfiles,
     namespace: guard.options.namespace,
-    clockAnomalies,
+    clockAnomalies: whole === undefined ? clockAnomalies : whole.clockAnomalies,
   };
 }

@@ -4,17 +4,19 @@
  */
 import { readFile } from 'node:fs/promises';
 import type { WireProfileName } from '../../profiles/registry.js';
-import { auditInvariants, inputIdentifiers } from '../../replay/audit.js';
+import { auditInvariants } from '../../replay/audit.js';
 import { compareWithInTree } from '../../replay/compare.js';
-import { emptyRecordBatch } from '../../otlp/records.js';
+import { parseReplayInput } from '../../replay/replay-input.js';
+import type { ProjectedRecordBatch, TelemetrySource } from '../../replay/replay-input.js';
 import { replayRecords } from '../../replay/replay.js';
 import type { ReplayResult } from '../../replay/replay.js';
 import { WIRE_PROFILES } from '../../profiles/registry.js';
-import { parseTelemetryText, TelemetryParseError } from '../../otlp/telemetry-file.js';
+import { emptyReportInputs } from '../../profiles/report-inputs.js';
+import { TelemetryParseError } from '../../otlp/telemetry-file.js';
 import type { GuardMode } from '../../core/failure/types.js';
 import { UserError } from '../io.js';
 import type { CommandIo } from '../io.js';
-import { renderReport } from '../../report/report.js';
+import { renderReportFromParts } from '../../report/report.js';
 import { reportCharts, writeReportFile } from './report-file.js';
 import {
   decisionLine,
@@ -75,16 +77,17 @@ async function readInput(file: string, io: CommandIo): Promise<string> {
 export async function runReplay(files: readonly string[], options: ReplayCommandOptions, io: CommandIo): Promise<number> {
   // Fail before the work when --report cannot be honoured.
   const charts = options.report === undefined ? undefined : await reportCharts();
-  const records = emptyRecordBatch();
-  for (const file of files) {
-    const text = await readInput(file, io);
-    try {
-      parseTelemetryText(text, file === '-' ? '<stdin>' : file, records);
-    } catch (err) {
-      if (err instanceof TelemetryParseError) throw new UserError(err.message);
-      throw err;
-    }
+  const sources: TelemetrySource[] = [];
+  for (const file of files) sources.push({ text: await readInput(file, io), file: file === '-' ? '<stdin>' : file });
+  // Every object is parsed and checked; only what the profile reads is kept (parseReplayInput).
+  let records: ProjectedRecordBatch;
+  try {
+    records = parseReplayInput(sources, { profile: options.profile, reportInputs: options.report !== undefined });
+  } catch (err) {
+    if (err instanceof TelemetryParseError) throw new UserError(err.message);
+    throw err;
   }
+  sources.length = 0;
   let progressShown = false;
   const result = await replayRecords(records, {
     mode: options.mode,
@@ -98,7 +101,7 @@ export async function runReplay(files: readonly string[], options: ReplayCommand
           },
   });
   if (progressShown) io.progress?.('\n');
-  const invariants = auditInvariants(result.decisions, result.emitted, inputIdentifiers(records), WIRE_PROFILES[result.profile].defaultNamespace);
+  const invariants = auditInvariants(result.decisions, result.emitted, records.whole.identifiers, WIRE_PROFILES[result.profile].defaultNamespace);
   const comparison = options.compare ? compareWithInTree(result.decisions, result.inTree) : undefined;
   const summary = summarise(result.decisions);
   const report: string[] = [
@@ -118,7 +121,9 @@ export async function runReplay(files: readonly string[], options: ReplayCommand
     for (const line of report) io.out(line);
   }
   if (options.report !== undefined) {
-    const { html } = await renderReport(records, result, { charts, profile: result.profile });
+    // The report's inputs were read from the whole records (renderReport would read the kept ones).
+    const inputs = records.whole.reportInputs ?? emptyReportInputs();
+    const { html } = await renderReportFromParts(result, inputs, records.whole.identifiers, { charts, profile: result.profile });
     await writeReportFile(options.report, html, io);
   }
   const cannotJudge = explainCannotJudge(result, options.profile);
