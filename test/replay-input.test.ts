@@ -4,6 +4,7 @@
  * result, with the same facts of the whole input, for every profile.
  */
 import { readdirSync, readFileSync } from 'node:fs';
+import type { Dirent } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { RecordedSpan } from '../src/otlp/records.js';
@@ -26,7 +27,7 @@ const ROOTS = [new URL('../fixtures/', import.meta.url).pathname, '/work/shared/
 function captures(): { name: string; path: string }[] {
   const out: { name: string; path: string }[] = [];
   const walk = (dir: string, root: string): void => {
-    let entries: import('node:fs').Dirent[];
+    let entries: Dirent[];
     try {
       entries = readdirSync(dir, { withFileTypes: true });
     } catch {
