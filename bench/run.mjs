@@ -50,6 +50,12 @@ const ROUNDS = Number(arg('rounds', '5'));
  * shared machine does not count; `wall`: elapsed time.
  */
 const CLOCK = String(arg('clock', 'cpu'));
+/** P3: `each` (default) runs a full GC before every iteration; `none` does not (diagnostic). */
+const P3_GC = String(arg('p3-gc', 'each'));
+if (P3_GC !== 'each' && P3_GC !== 'none') {
+  console.error('--p3-gc is each or none');
+  process.exit(2);
+}
 if (CLOCK !== 'cpu' && CLOCK !== 'wall') {
   console.error('--clock is cpu or wall');
   process.exit(2);
@@ -431,7 +437,9 @@ async function p3() {
   const ps = [];
   const ws = [];
   // a full GC before every iteration, so no iteration pays for the previous one's garbage
-  const once = { timeMs: 0, minIterations: 2, beforeEach: () => globalThis.gc() };
+  // (--p3-gc none: no GC between iterations, to see what the full GC costs the replay's optimized
+  // code: it deoptimizes the functions that depend on the previous iteration's objects.)
+  const once = { timeMs: 0, minIterations: 2, beforeEach: P3_GC === 'none' ? undefined : () => globalThis.gc() };
   await replay(); // warm-up (the CLI's code paths compiled once)
   jsonParse();
   for (let r = 0; r < 5; r++) {
@@ -464,7 +472,7 @@ async function p3() {
     result: `${fmt(ratio, 3)}x`,
     goal: '>= 0.5x',
     pass: ratio >= 0.5 && wouldStop === gen.copies,
-    detail: `rounds ${ratios.map((x) => fmt(x, 3)).join(' ')}; parseReplayInput alone ${fmt(bps(median(ps)), 1)} MB/s (parseTelemetryText, whole records, ${fmt(bps(median(ws)), 1)} MB/s); ${last.spanCount} spans, ${last.logCount} logs, ${last.decisions.length} batches, ${decided} decisions, ${wouldStop} would_stop (expected ${gen.copies})`,
+    detail: `rounds ${ratios.map((x) => fmt(x, 3)).join(' ')}${P3_GC === 'none' ? ' (no GC between iterations)' : ''}; parseReplayInput alone ${fmt(bps(median(ps)), 1)} MB/s (parseTelemetryText, whole records, ${fmt(bps(median(ws)), 1)} MB/s); ${last.spanCount} spans, ${last.logCount} logs, ${last.decisions.length} batches, ${decided} decisions, ${wouldStop} would_stop (expected ${gen.copies})`,
   });
 }
 
