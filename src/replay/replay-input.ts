@@ -9,8 +9,8 @@
  */
 import type { InputIdentifiers } from './audit.js';
 import { addInputIdentifiers, addSpanInputIdentifiers } from './audit.js';
-import { RecordedSpan } from '../otlp/records.js';
-import type { RecordBatch, RecordedLog } from '../otlp/records.js';
+import { RecordFilter } from '../otlp/record-filter.js';
+import type { RecordBatch, RecordedLog, RecordedSpan } from '../otlp/records.js';
 import { readTelemetryText } from '../otlp/telemetry-file.js';
 import type { TelemetryRecordSink } from '../otlp/telemetry-file.js';
 import type { BatchSpanProfileOptions } from '../profiles/batch-span/batch-span-profile.js';
@@ -22,7 +22,6 @@ import type { WireProfileDefinition, WireProfileName } from '../profiles/registr
 import { emptyReportInputs } from '../profiles/report-inputs.js';
 import type { ReportInputs, ReportInputsCollector } from '../profiles/report-inputs.js';
 import { hrTimeToMillis } from '../profiles/wire-profile.js';
-import type { WireProfileReads } from '../profiles/wire-profile.js';
 
 /** Options of {@link parseReplayInput}. */
 export interface ReplayInputOptions {
@@ -106,70 +105,6 @@ function isInTreeEventName(name: string): boolean {
   return inTreeGuardEvents([probe]).length > 0;
 }
 
-/** The attributes of `attrs` among `keys`. */
-function pick(attrs: Readonly<Record<string, unknown>>, keys: readonly string[]): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const k of keys) if (Object.prototype.hasOwnProperty.call(attrs, k)) out[k] = attrs[k];
-  return out;
-}
-
-/** A profile's reads as a per-record filter; `undefined` reads keep every record whole. */
-class Projection {
-  private readonly _reads: WireProfileReads | undefined;
-  private readonly _spanNames: ReadonlySet<string> | undefined;
-  private readonly _logEvents: ReadonlySet<string> | undefined;
-
-  constructor(reads: WireProfileReads | undefined) {
-    this._reads = reads;
-    this._spanNames = reads?.spanNames === undefined ? undefined : new Set(reads.spanNames);
-    this._logEvents = reads?.logEventNames === undefined ? undefined : new Set(reads.logEventNames);
-  }
-
-  /** Whether a log record of this event name (the `event.name` attribute, else the SDK's) is kept. */
-  keepsLog(name: string | undefined): boolean {
-    return this._logEvents === undefined || (name !== undefined && this._logEvents.has(name));
-  }
-
-  /** Whether records are kept whole (the profile declares no reads). */
-  get whole(): boolean {
-    return this._reads === undefined;
-  }
-
-  span(s: RecordedSpan): RecordedSpan | undefined {
-    const reads = this._reads;
-    if (reads === undefined) return s;
-    if (this._spanNames !== undefined && !this._spanNames.has(s.name)) return undefined;
-    return new RecordedSpan({
-      name: s.name,
-      attributes: pick(s.attributes, reads.spanAttributes),
-      spanContext: s.spanContext(),
-      parentSpanContext: s.parentSpanContext,
-      startTime: s.startTime,
-      endTime: s.endTime,
-      scopeName: s.scopeName,
-      resource: s.resource,
-      status: s.status,
-      events: s.events,
-    });
-  }
-
-  log(l: RecordedLog): RecordedLog | undefined {
-    const reads = this._reads;
-    if (reads === undefined) return l;
-    const nameAttr = l.attributes['event.name'];
-    if (!this.keepsLog(typeof nameAttr === 'string' && nameAttr !== '' ? nameAttr : l.eventName)) return undefined;
-    return {
-      hrTime: l.hrTime,
-      attributes: pick(l.attributes, reads.logAttributes) as RecordedLog['attributes'],
-      spanContext: l.spanContext,
-      eventName: l.eventName,
-      instrumentationScope: l.instrumentationScope,
-      body: undefined,
-      resource: l.resource,
-    };
-  }
-}
-
 /** Reads records, keeps what one profile reads, and gathers the whole input's facts. */
 class ProjectingReader implements TelemetryRecordSink {
   private readonly _options: ReplayInputOptions;
@@ -189,7 +124,7 @@ class ProjectingReader implements TelemetryRecordSink {
   private readonly _inTreeNames = new Map<string, boolean>();
   /** The profile, once known; until then records are held whole in `_pending*`. */
   private _profile: WireProfileName | undefined;
-  private _projection: Projection | undefined;
+  private _projection: RecordFilter | undefined;
   private _pendingSpans: RecordedSpan[] = [];
   private _pendingLogs: RecordedLog[] = [];
   private _report: ReportInputsCollector | undefined;
@@ -296,7 +231,7 @@ class ProjectingReader implements TelemetryRecordSink {
   private _decide(profile: WireProfileName): void {
     const definition: WireProfileDefinition = WIRE_PROFILES[profile];
     this._profile = profile;
-    const projection = new Projection(definition.reads?.({ batchSpan: this._options.batchSpan }));
+    const projection = new RecordFilter(definition.reads?.({ batchSpan: this._options.batchSpan }));
     this._projection = projection;
     if (this._options.reportInputs === true) this._report = definition.readReportInputs?.();
     const spans = this._pendingSpans;
@@ -307,7 +242,7 @@ class ProjectingReader implements TelemetryRecordSink {
     for (const l of logs) this._keepLog(l, projection);
   }
 
-  private _keepSpan(s: RecordedSpan, projection: Projection): void {
+  private _keepSpan(s: RecordedSpan, projection: RecordFilter): void {
     this._report?.addSpan(s);
     const kept = projection.span(s);
     if (kept !== undefined) {
@@ -318,7 +253,7 @@ class ProjectingReader implements TelemetryRecordSink {
     }
   }
 
-  private _keepLog(l: RecordedLog, projection: Projection): void {
+  private _keepLog(l: RecordedLog, projection: RecordFilter): void {
     if (this._report !== undefined) {
       this._reportLogs.push({
         hrTime: l.hrTime,

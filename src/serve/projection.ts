@@ -6,8 +6,8 @@
  */
 import { OtlpProtobufRecordReader } from '../otlp/otlp-protobuf-reader.js';
 import type { OtlpSignal } from '../otlp/otlp.js';
-import { RecordedSpan } from '../otlp/records.js';
-import type { RecordBatch, RecordedLog } from '../otlp/records.js';
+import { RecordFilter } from '../otlp/record-filter.js';
+import type { RecordBatch, RecordedLog, RecordedSpan } from '../otlp/records.js';
 import type { WireProfileReads } from '../profiles/wire-profile.js';
 
 /** Fixed cost of a held span in bytes: the object, its contexts and ids, times, two reorder-buffer entries. */
@@ -43,31 +43,16 @@ export function estimateLogBytes(log: RecordedLog): number {
   return LOG_OVERHEAD_BYTES + (log.eventName?.length ?? 0) + log.instrumentationScope.name.length + attributeBytes(log.attributes);
 }
 
-function pick(attrs: Readonly<Record<string, unknown>>, keys: ReadonlySet<string>): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const k of keys) if (Object.prototype.hasOwnProperty.call(attrs, k)) out[k] = attrs[k];
-  return out;
-}
-
 /** A projection built once from a profile's reads. */
 export class RecordProjection {
-  private readonly _spanNames: ReadonlySet<string> | undefined;
-  private readonly _spanKeys: ReadonlySet<string>;
-  private readonly _logEvents: ReadonlySet<string> | undefined;
-  private readonly _logKeys: ReadonlySet<string>;
+  private readonly _filter: RecordFilter;
+  private readonly _reader: OtlpProtobufRecordReader;
 
   /** @param reads - the profile's reads; `undefined` keeps every record whole */
   constructor(reads: WireProfileReads | undefined) {
-    this._spanNames = reads === undefined || reads.spanNames === undefined ? undefined : new Set(reads.spanNames);
-    this._spanKeys = new Set(reads?.spanAttributes ?? []);
-    this._logEvents = reads === undefined || reads.logEventNames === undefined ? undefined : new Set(reads.logEventNames);
-    this._logKeys = new Set(reads?.logAttributes ?? []);
-    this._whole = reads === undefined;
+    this._filter = new RecordFilter(reads);
     this._reader = new OtlpProtobufRecordReader(reads);
   }
-
-  private readonly _whole: boolean;
-  private readonly _reader: OtlpProtobufRecordReader;
 
   /**
    * Read an OTLP protobuf request body straight into projected records: the records
@@ -85,41 +70,17 @@ export class RecordProjection {
 
   /** Keep what the profile reads (a new batch; without reads: the given one). Metric and ignored counts are carried over. */
   project(batch: RecordBatch): RecordBatch {
-    if (this._whole) return batch;
+    const filter = this._filter;
+    if (filter.whole) return batch;
     const spans: RecordedSpan[] = [];
     for (const s of batch.spans) {
-      if (this._spanNames !== undefined && !this._spanNames.has(s.name)) continue;
-      spans.push(
-        new RecordedSpan({
-          name: s.name,
-          attributes: pick(s.attributes, this._spanKeys),
-          spanContext: s.spanContext(),
-          parentSpanContext: s.parentSpanContext,
-          startTime: s.startTime,
-          endTime: s.endTime,
-          scopeName: s.scopeName,
-          resource: s.resource,
-          status: s.status,
-          events: s.events,
-        }),
-      );
+      const kept = filter.span(s);
+      if (kept !== undefined) spans.push(kept);
     }
     const logs: RecordedLog[] = [];
     for (const l of batch.logs) {
-      if (this._logEvents !== undefined) {
-        const nameAttr = l.attributes['event.name'];
-        const name = typeof nameAttr === 'string' && nameAttr !== '' ? nameAttr : l.eventName;
-        if (name === undefined || !this._logEvents.has(name)) continue;
-      }
-      logs.push({
-        hrTime: l.hrTime,
-        attributes: pick(l.attributes, this._logKeys) as RecordedLog['attributes'],
-        spanContext: l.spanContext,
-        eventName: l.eventName,
-        instrumentationScope: l.instrumentationScope,
-        body: undefined,
-        resource: l.resource,
-      });
+      const kept = filter.log(l);
+      if (kept !== undefined) logs.push(kept);
     }
     return { spans, logs, metricCount: batch.metricCount, ignoredCount: batch.ignoredCount };
   }

@@ -1,0 +1,80 @@
+/**
+ * A profile's reads ({@link WireProfileReads}) as a filter of single records: what `serve` keeps
+ * at ingest and `replay` keeps of a file.
+ */
+import { RecordedSpan } from './records.js';
+import type { RecordedLog } from './records.js';
+import type { WireProfileReads } from '../profiles/wire-profile.js';
+
+/** The attributes of `attrs` among `keys`, in the order of `keys`. */
+function pick(attrs: Readonly<Record<string, unknown>>, keys: readonly string[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const k of keys) if (Object.prototype.hasOwnProperty.call(attrs, k)) out[k] = attrs[k];
+  return out;
+}
+
+/**
+ * Keeps, of each record, what a profile reads: spans of its span names with its span attribute
+ * keys, log records of its event names (the `event.name` attribute when a non-empty string, else
+ * the record's event name) with its log attribute keys and no body. Contexts, times, scope,
+ * Resource, status and exception events are kept as they are. Without reads every record is kept
+ * whole (the same object).
+ */
+export class RecordFilter {
+  private readonly _reads: WireProfileReads | undefined;
+  private readonly _spanNames: ReadonlySet<string> | undefined;
+  private readonly _spanKeys: readonly string[];
+  private readonly _logEvents: ReadonlySet<string> | undefined;
+  private readonly _logKeys: readonly string[];
+
+  /** @param reads - the profile's reads; `undefined` keeps every record whole */
+  constructor(reads: WireProfileReads | undefined) {
+    this._reads = reads;
+    this._spanNames = reads?.spanNames === undefined ? undefined : new Set(reads.spanNames);
+    this._spanKeys = [...new Set(reads?.spanAttributes ?? [])];
+    this._logEvents = reads?.logEventNames === undefined ? undefined : new Set(reads.logEventNames);
+    this._logKeys = [...new Set(reads?.logAttributes ?? [])];
+  }
+
+  /** Whether every record is kept whole (no reads). */
+  get whole(): boolean {
+    return this._reads === undefined;
+  }
+
+  /** The span as far as the profile reads it (a new record), or `undefined` when it reads none of it. */
+  span(s: RecordedSpan): RecordedSpan | undefined {
+    if (this._reads === undefined) return s;
+    if (this._spanNames !== undefined && !this._spanNames.has(s.name)) return undefined;
+    return new RecordedSpan({
+      name: s.name,
+      attributes: pick(s.attributes, this._spanKeys),
+      spanContext: s.spanContext(),
+      parentSpanContext: s.parentSpanContext,
+      startTime: s.startTime,
+      endTime: s.endTime,
+      scopeName: s.scopeName,
+      resource: s.resource,
+      status: s.status,
+      events: s.events,
+    });
+  }
+
+  /** The log record as far as the profile reads it (a new record), or `undefined` when it reads none of it. */
+  log(l: RecordedLog): RecordedLog | undefined {
+    if (this._reads === undefined) return l;
+    if (this._logEvents !== undefined) {
+      const nameAttr = l.attributes['event.name'];
+      const name = typeof nameAttr === 'string' && nameAttr !== '' ? nameAttr : l.eventName;
+      if (name === undefined || !this._logEvents.has(name)) return undefined;
+    }
+    return {
+      hrTime: l.hrTime,
+      attributes: pick(l.attributes, this._logKeys) as RecordedLog['attributes'],
+      spanContext: l.spanContext,
+      eventName: l.eventName,
+      instrumentationScope: l.instrumentationScope,
+      body: undefined,
+      resource: l.resource,
+    };
+  }
+}
