@@ -124,7 +124,7 @@ class ProjectingReader implements TelemetryRecordSink {
   private readonly _inTreeNames = new Map<string, boolean>();
   /** The profile, once known; until then records are held whole in `_pending*`. */
   private _profile: WireProfileName | undefined;
-  private _projection: RecordFilter | undefined;
+  private _filter: RecordFilter | undefined;
   private _pendingSpans: RecordedSpan[] = [];
   private _pendingLogs: RecordedLog[] = [];
   private _report: ReportInputsCollector | undefined;
@@ -141,11 +141,11 @@ class ProjectingReader implements TelemetryRecordSink {
     if (hrTimeToMillis(s.endTime) < hrTimeToMillis(s.startTime)) this._clockAnomalies++;
     this._sample.addSpan(s);
     addSpanInputIdentifiers(s, this._ids);
-    if (this._projection === undefined) {
+    if (this._filter === undefined) {
       this._pendingSpans.push(s);
       this._detect();
     } else {
-      this._keepSpan(s, this._projection);
+      this._keepSpan(s, this._filter);
     }
   }
 
@@ -156,11 +156,11 @@ class ProjectingReader implements TelemetryRecordSink {
     // Candidates for the in-tree guard's events (`inTreeGuardEvents` of them all decides at the end).
     const name = l.attributes['event.name'] ?? l.eventName;
     if (typeof name === 'string' && this._isInTreeEventName(name)) this._inTreeLogs.push(l);
-    if (this._projection === undefined) {
+    if (this._filter === undefined) {
       this._pendingLogs.push(l);
       this._detect();
     } else {
-      this._keepLog(l, this._projection);
+      this._keepLog(l, this._filter);
     }
   }
 
@@ -231,20 +231,20 @@ class ProjectingReader implements TelemetryRecordSink {
   private _decide(profile: WireProfileName): void {
     const definition: WireProfileDefinition = WIRE_PROFILES[profile];
     this._profile = profile;
-    const projection = new RecordFilter(definition.reads?.({ batchSpan: this._options.batchSpan }));
-    this._projection = projection;
+    const filter = new RecordFilter(definition.reads?.({ batchSpan: this._options.batchSpan }));
+    this._filter = filter;
     if (this._options.reportInputs === true) this._report = definition.readReportInputs?.();
     const spans = this._pendingSpans;
     const logs = this._pendingLogs;
     this._pendingSpans = [];
     this._pendingLogs = [];
-    for (const s of spans) this._keepSpan(s, projection);
-    for (const l of logs) this._keepLog(l, projection);
+    for (const s of spans) this._keepSpan(s, filter);
+    for (const l of logs) this._keepLog(l, filter);
   }
 
-  private _keepSpan(s: RecordedSpan, projection: RecordFilter): void {
+  private _keepSpan(s: RecordedSpan, filter: RecordFilter): void {
     this._report?.addSpan(s);
-    const kept = projection.span(s);
+    const kept = filter.span(s);
     if (kept !== undefined) {
       this._spans.push(kept);
     } else {
@@ -253,7 +253,7 @@ class ProjectingReader implements TelemetryRecordSink {
     }
   }
 
-  private _keepLog(l: RecordedLog, projection: RecordFilter): void {
+  private _keepLog(l: RecordedLog, filter: RecordFilter): void {
     if (this._report !== undefined) {
       this._reportLogs.push({
         hrTime: l.hrTime,
@@ -265,7 +265,7 @@ class ProjectingReader implements TelemetryRecordSink {
         resource: l.resource,
       });
     }
-    const kept = projection.log(l);
+    const kept = filter.log(l);
     if (kept !== undefined) this._logs.push(kept);
     else this._ticks.push(hrTimeToMillis(l.hrTime));
   }
