@@ -118,6 +118,9 @@ class ProjectingReader implements TelemetryRecordSink {
   private readonly _ticks: number[] = [];
   private readonly _sample = new TelemetrySampleBuilder();
   private _sampleSizeSeen = 0;
+  /** Records seen before the profile was known, and when to try detection next. */
+  private _undecided = 0;
+  private _nextDetection = 1;
   private readonly _ids = { promptIds: new Set<string>(), sessionIds: new Set<string>() };
   private readonly _inTreeLogs: RecordedLog[] = [];
   /** Whether `inTreeGuardEvents` reads log records of an event name, by name. */
@@ -220,9 +223,15 @@ class ProjectingReader implements TelemetryRecordSink {
     return inTree;
   }
 
-  /** With `auto`, take the profile the records so far look like, once they look like one. */
+  /**
+   * With `auto`, take the profile the records so far look like, once they look like one. Tried after
+   * 1, 2, 4, 8, ... records (when new names came), so that input no profile recognises is not
+   * checked again for every new name.
+   */
   private _detect(): void {
-    if (this._sample.size === this._sampleSizeSeen) return;
+    this._undecided++;
+    if (this._undecided < this._nextDetection || this._sample.size === this._sampleSizeSeen) return;
+    this._nextDetection = this._undecided * 2;
     this._sampleSizeSeen = this._sample.size;
     const found = detectWireProfiles(this._sample.sample());
     if (found.length > 0) this._decide(found[0] as WireProfileName);
