@@ -18,11 +18,14 @@ const collector = opentelemetry.proto.collector;
 /**
  * The decoder's reader with string fields read natively: `Buffer#toString` instead of protobufjs's
  * JavaScript UTF-8 loop, and UTF-8 checked by `buffer.isUtf8` only when the text holds U+FFFD (what
- * an invalid sequence decodes to). Invalid UTF-8 is still rejected, as protobufjs rejects it.
+ * an invalid sequence decodes to). Invalid UTF-8 is still rejected, as protobufjs rejects it; the
+ * length is read by `Reader#size`, as protobufjs's own `stringVerify` and every other length-delimited
+ * field read it (at most five bytes, below 2^31: an overlong length, or one past 32 bits that
+ * `uint32` would truncate, is refused).
  */
 class NativeStringReader extends protobuf.BufferReader {
   override stringVerify(): string {
-    const length = this.uint32();
+    const length = this.size();
     const start = this.pos;
     const end = start + length;
     if (end > this.len) throw new RangeError(`index out of range: ${start} + ${length} > ${this.len}`);

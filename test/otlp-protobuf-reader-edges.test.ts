@@ -1,0 +1,103 @@
+/**
+ * Edges of serve's protobuf reader (`OtlpProtobufRecordReader`) and the generated decoders
+ * (`otlpProtobufToRecords`) that random messages rarely reach: length prefixes written in more
+ * bytes than needed or beyond 32 bits, and the reader's shared name cache across requests.
+ *
+ * The length rule is protobufjs's own (`Reader#size`, which its `bytes`, `string` and
+ * `stringVerify` read): a length is a varint of at most five bytes whose value is below 2^31;
+ * anything else is refused as "invalid length encoding". Both readers must keep it for every
+ * length-delimited field, strings included, so that they accept and refuse the same bodies.
+ */
+import { describe, expect, it } from 'vitest';
+import { decodeOtlpProtobuf } from '../src/otlp/otlp-protobuf.js';
+import { OtlpProtobufRecordReader } from '../src/otlp/otlp-protobuf-reader.js';
+import { otlpProtobufToRecords } from '../src/otlp/otlp-protobuf-records.js';
+import type { OtlpSignal } from '../src/otlp/otlp.js';
+import { QWEN_CODE_READS } from '../src/profiles/qwen-code/reads.js';
+
+const cat = (parts: readonly Uint8Array[]): Buffer => Buffer.concat(parts);
+/** A varint of `n` (below 2^31) in exactly `bytes` bytes (padded with continuation bytes). */
+function varint(n: number, bytes: number): Buffer {
+  const out: number[] = [];
+  for (let i = 0; i < bytes; i++) {
+    const last = i === bytes - 1;
+    out.push((n & 0x7f) | (last ? 0 : 0x80));
+    n = Math.floor(n / 128);
+  }
+  return Buffer.from(out);
+}
+const len = (field: number, b: Uint8Array, lengthBytes = 1): Buffer => cat([Buffer.from([(field << 3) | 2]), lengthBytes === 1 ? varint(b.length, b.length < 128 ? 1 : 2) : varint(b.length, lengthBytes), b]);
+const str = (field: number, s: string, lengthBytes = 1): Buffer => len(field, Buffer.from(s, 'utf8'), lengthBytes);
+
+/** Request { ResourceX { ScopeX { record } } } */
+const request = (record: Uint8Array): Buffer => len(1, len(2, len(2, record)));
+
+function outcome(signal: OtlpSignal, body: Uint8Array): { generated: string; reader: string; readerProjected: string; json: string } {
+  const run = (f: () => unknown): string => {
+    try {
+      return JSON.stringify(f());
+    } catch {
+      return 'refused';
+    }
+  };
+  return {
+    generated: run(() => otlpProtobufToRecords(signal, body)),
+    reader: run(() => new OtlpProtobufRecordReader().read(signal, body)),
+    readerProjected: run(() => new OtlpProtobufRecordReader(QWEN_CODE_READS).read(signal, body)),
+    json: run(() => decodeOtlpProtobuf(signal, body)),
+  };
+}
+
+/** Where a short ASCII string sits: names the reader caches, and strings it checks then skips. */
+const PLACES: ReadonlyArray<[string, OtlpSignal, (lengthBytes: number) => Buffer]> = [
+  ['span name', 'traces', (n) => request(str(5, 'qwen-code.tool', n))],
+  ['span attribute key', 'traces', (n) => request(cat([str(5, 'qwen-code.tool'), len(9, cat([str(1, 'call_id', n), len(2, str(1, 'c1'))]))]))],
+  ['span attribute value', 'traces', (n) => request(cat([str(5, 'qwen-code.tool'), len(9, cat([str(1, 'call_id'), len(2, str(1, 'c1', n))]))]))],
+  ['log event name', 'logs', (n) => request(str(12, 'qwen-code.tool_call', n))],
+  ['log severity text', 'logs', (n) => request(cat([str(12, 'qwen-code.tool_call'), str(3, 'INFO', n)]))],
+  ['resource schema URL', 'traces', (n) => len(1, cat([str(3, 'https://x', n), len(2, len(2, str(5, 'qwen-code.tool')))]))],
+  ['scope schema URL', 'logs', (n) => len(1, len(2, cat([str(3, 'https://x', n), len(2, str(12, 'qwen-code.tool_call'))])))],
+];
+
+describe('length prefixes: both readers keep protobufjs length rule for every field', () => {
+  it.each(PLACES)('%s: a length in five bytes is read; in six to ten bytes it is refused by both', (_place, signal, body) => {
+    const five = outcome(signal, body(5));
+    expect(five.generated).not.toBe('refused');
+    expect(five.reader).toBe(five.generated);
+    expect(five.readerProjected).not.toBe('refused');
+    for (const n of [6, 7, 10]) {
+      const o = outcome(signal, body(n));
+      expect(o, `${n}-byte length`).toStrictEqual({ generated: 'refused', reader: 'refused', readerProjected: 'refused', json: 'refused' });
+    }
+  });
+
+  it('a string length of 2^32 + 14 in five bytes is refused, not read as 14 (no truncation to 32 bits)', () => {
+    // 2^32 + 14 as a five-byte varint: 0x8e 0x80 0x80 0x80 0x10
+    const name = cat([Buffer.from([(5 << 3) | 2, 0x8e, 0x80, 0x80, 0x80, 0x10]), Buffer.from('qwen-code.tool')]);
+    const o = outcome('traces', request(name));
+    expect(o).toStrictEqual({ generated: 'refused', reader: 'refused', readerProjected: 'refused', json: 'refused' });
+  });
+});
+
+describe("the reader's name cache, shared by every reader", () => {
+  it('names that fall in the same slot, read in turn by different readers, come back as written', () => {
+    // Find two ASCII names of one length in the same cache slot (the cache hashes h = h*31 + c, 4096 slots).
+    const slot = (s: string): number => {
+      let h = s.length;
+      for (let i = 0; i < s.length; i++) h = (Math.imul(h, 31) + s.charCodeAt(i)) | 0;
+      return h & 4095;
+    };
+    const seen = new Map<number, string>();
+    let pair: [string, string] | undefined;
+    for (let i = 0; i < 100_000 && pair === undefined; i++) {
+      const name = `tool.${i.toString(36).padStart(4, '0')}`;
+      const other = seen.get(slot(name));
+      if (other !== undefined) pair = [other, name];
+      else seen.set(slot(name), name);
+    }
+    expect(pair).toBeDefined();
+    const [a, b] = pair!;
+    const names = (s: string) => new OtlpProtobufRecordReader().read('traces', request(cat([str(5, s), len(9, cat([str(1, s), len(2, str(1, 'v'))]))]))).spans.map((x) => [x.name, Object.keys(x.attributes)]);
+    for (const s of [a, b, a, b, b, a]) expect(names(s)).toStrictEqual([[s, [s]]]);
+  });
+});
