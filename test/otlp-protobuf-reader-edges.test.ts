@@ -1,13 +1,16 @@
 /**
  * Edges of serve's protobuf reader (`OtlpProtobufRecordReader`) and the generated decoders
  * (`otlpProtobufToRecords`) that random messages rarely reach: length prefixes written in more
- * bytes than needed or beyond 32 bits, and the reader's shared name cache across requests.
+ * bytes than needed or beyond 32 bits, the reader's shared name cache across requests, and what a
+ * reader (one for serve's whole run) keeps from the requests it read.
  *
  * The length rule is protobufjs's own (`Reader#size`, which its `bytes`, `string` and
  * `stringVerify` read): a length is a varint of at most five bytes whose value is below 2^31;
  * anything else is refused as "invalid length encoding". Both readers must keep it for every
  * length-delimited field, strings included, so that they accept and refuse the same bodies.
  */
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { describe, expect, it } from 'vitest';
 import { decodeOtlpProtobuf } from '../src/otlp/otlp-protobuf.js';
 import { OtlpProtobufRecordReader } from '../src/otlp/otlp-protobuf-reader.js';
@@ -26,8 +29,11 @@ function varint(n: number, bytes: number): Buffer {
   }
   return Buffer.from(out);
 }
-const len = (field: number, b: Uint8Array, lengthBytes = 1): Buffer => cat([Buffer.from([(field << 3) | 2]), lengthBytes === 1 ? varint(b.length, b.length < 128 ? 1 : 2) : varint(b.length, lengthBytes), b]);
-const str = (field: number, s: string, lengthBytes = 1): Buffer => len(field, Buffer.from(s, 'utf8'), lengthBytes);
+/** Bytes of the shortest varint of `n`. */
+const varintBytes = (n: number): number => (n < 128 ? 1 : 1 + varintBytes(Math.floor(n / 128)));
+/** A length-delimited field; its length in `lengthBytes` bytes (default: as few as needed). */
+const len = (field: number, b: Uint8Array, lengthBytes = varintBytes(b.length)): Buffer => cat([Buffer.from([(field << 3) | 2]), varint(b.length, lengthBytes), b]);
+const str = (field: number, s: string, lengthBytes?: number): Buffer => len(field, Buffer.from(s, 'utf8'), lengthBytes);
 
 /** Request { ResourceX { ScopeX { record } } } */
 const request = (record: Uint8Array): Buffer => len(1, len(2, len(2, record)));
@@ -99,5 +105,32 @@ describe("the reader's name cache, shared by every reader", () => {
     const [a, b] = pair!;
     const names = (s: string) => new OtlpProtobufRecordReader().read('traces', request(cat([str(5, s), len(9, cat([str(1, s), len(2, str(1, 'v'))]))]))).spans.map((x) => [x.name, Object.keys(x.attributes)]);
     for (const s of [a, b, a, b, b, a]) expect(names(s)).toStrictEqual([[s, [s]]]);
+  });
+});
+
+describe('what a reader keeps between requests', () => {
+  it('64 requests with a 1 MiB scope name each (half of them refused after the name): the names are not held', () => {
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    const reader = new OtlpProtobufRecordReader(QWEN_CODE_READS);
+    gc();
+    const before = process.memoryUsage().heapUsed;
+    let refused = 0;
+    for (let i = 0; i < 64; i++) {
+      const name = Buffer.alloc(1024 * 1024, 0x61);
+      name.write(String(i).padStart(4, '0'));
+      // ScopeSpans { scope { name }, spans: [ {} ] }, or a span that ends inside a field (refused)
+      const record = i % 2 === 0 ? len(2, new Uint8Array()) : Buffer.from([0x12, 0x01, 0x2a]);
+      try {
+        reader.read('traces', len(1, len(2, cat([len(1, len(1, name)), record]))));
+      } catch {
+        refused += 1;
+      }
+    }
+    gc();
+    const held = process.memoryUsage().heapUsed - before;
+    expect(refused).toBe(32);
+    // 64 MiB of names went through; a reader may keep a few small scope objects, not the names
+    expect(held).toBeLessThan(8 * 1024 * 1024);
   });
 });

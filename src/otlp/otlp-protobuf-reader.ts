@@ -287,6 +287,14 @@ function readScopeName(r: Reader, depth: number): string {
   return scope?.name ?? '';
 }
 
+/** Scope objects a reader keeps for its whole life (shared by the records of every request). */
+const MAX_CACHED_SCOPES = 64;
+/**
+ * Longest scope name kept with them: a name is the client's text, up to the body limit, and kept
+ * names are never released (64 of 256 characters: at most 16 KiB a reader).
+ */
+const MAX_CACHED_SCOPE_NAME = 256;
+
 /** Projection sets of a reader. */
 interface Projection {
   readonly spanNames: ReadonlySet<string> | undefined;
@@ -405,7 +413,7 @@ export class OtlpProtobufRecordReader {
     let scope = this._scopes.get(scopeName);
     if (scope === undefined) {
       scope = Object.freeze({ name: scopeName });
-      if (this._scopes.size < 64) this._scopes.set(scopeName, scope);
+      if (this._scopes.size < MAX_CACHED_SCOPES && scopeName.length <= MAX_CACHED_SCOPE_NAME) this._scopes.set(scopeName, scope);
     }
     while (r.pos < r.len) {
       const tag = r.tag();
