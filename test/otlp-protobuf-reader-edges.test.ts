@@ -134,3 +134,38 @@ describe('what a reader keeps between requests', () => {
     expect(held).toBeLessThan(8 * 1024 * 1024);
   });
 });
+
+describe('an attribute named __proto__ is data, on every path', () => {
+  const varint = (n: number): Buffer => {
+    const o: number[] = [];
+    while (n > 127) {
+      o.push((n & 127) | 128);
+      n >>>= 7;
+    }
+    o.push(n);
+    return Buffer.from(o);
+  };
+  const field = (f: number, b: Uint8Array): Buffer => cat([Buffer.from([(f << 3) | 2]), varint(b.length), b]);
+  const text = (f: number, s: string): Buffer => field(f, Buffer.from(s));
+  // LogRecord { attributes: [ { __proto__: { kvlist: { event.name: qwen-code.tool_call } } }, { call_id: c1 } ] }
+  const protoKv = cat([text(1, '__proto__'), field(2, field(6, field(1, cat([text(1, 'event.name'), field(2, text(1, 'qwen-code.tool_call'))]))))]);
+  const log = cat([field(6, protoKv), field(6, cat([text(1, 'call_id'), field(2, text(1, 'c1'))]))]);
+  const body = field(1, field(2, field(2, log)));
+  // the same record with its body field twice: the reader hands it to the generated decoder (merge)
+  const bodyTwice = field(1, field(2, field(2, cat([log, field(5, text(1, 'a')), field(5, text(1, 'b'))]))));
+
+  it('the generated decoders keep it as an own key: no attribute is read through a replaced prototype', () => {
+    const attrs = otlpProtobufToRecords('logs', body).logs[0]?.attributes ?? {};
+    expect(Object.keys(attrs)).toEqual(['__proto__', 'call_id']);
+    expect(Object.getPrototypeOf(attrs)).toBe(Object.prototype);
+    expect(attrs['event.name']).toBeUndefined();
+  });
+
+  it("serve's reader and the decoders agree: the record has no event.name, so the qwen-code profile keeps nothing", () => {
+    expect(new OtlpProtobufRecordReader(QWEN_CODE_READS).read('logs', body).logs).toHaveLength(0);
+    expect(new OtlpProtobufRecordReader(QWEN_CODE_READS).read('logs', bodyTwice).logs).toHaveLength(0);
+    const whole = new OtlpProtobufRecordReader(undefined).read('logs', body).logs[0]?.attributes ?? {};
+    expect(Object.keys(whole)).toEqual(['__proto__', 'call_id']);
+    expect(whole['event.name']).toBeUndefined();
+  });
+});

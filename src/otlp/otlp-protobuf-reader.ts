@@ -28,7 +28,7 @@ import { otlpReader } from './otlp-protobuf.js';
 import type { OtlpSignal } from './otlp-protobuf.js';
 import { anyValue, exceptionEvents, logFromMessage, resourceOf } from './otlp-protobuf-records.js';
 import type { AnyValueMessage, KeyValueMessage, LogRecordMessage, Resourced, SpanMessage } from './otlp-protobuf-records.js';
-import { emptyRecordBatch, RecordedSpan } from './records.js';
+import { emptyRecordBatch, RecordedSpan, setAttribute } from './records.js';
 import type { RecordBatch, RecordedLog } from './records.js';
 import type { ResourceView, WireProfileReads } from '../profiles/wire-profile.js';
 
@@ -264,7 +264,7 @@ function readKeyValue(r: Reader, out: Record<string, AnyValue>, keep: Keys, seen
   } else leave(r, outer);
   seen.key = key;
   seen.value = value;
-  if (key !== '' && (keep === undefined || keep.has(key))) out[key] = value;
+  if (key !== '' && (keep === undefined || keep.has(key))) setAttribute(out, key, value);
 }
 
 /**

@@ -9,7 +9,7 @@ import { opentelemetry } from './generated/otlp-proto.js';
 import { MAX_ANY_VALUE_DEPTH } from './otlp.js';
 import { otlpReader } from './otlp-protobuf.js';
 import type { OtlpSignal } from './otlp-protobuf.js';
-import { emptyRecordBatch, nanosToHrTime, RecordedSpan } from './records.js';
+import { emptyRecordBatch, nanosToHrTime, RecordedSpan, setAttribute } from './records.js';
 import type { RecordBatch, RecordedLog } from './records.js';
 import type { ResourceView, SpanEventView } from '../profiles/wire-profile.js';
 
@@ -128,7 +128,7 @@ export function attributes(list: readonly KeyValueMessage[] | null | undefined, 
   const out: Record<string, AnyValue> = {};
   if (list === null || list === undefined) return out;
   // an empty key is absent on the decoded message (proto3 default), as in decodeOtlpProtobuf's objects
-  for (const kv of list) if (kv.key !== '') out[kv.key] = anyValue(kv.value, depth);
+  for (const kv of list) if (kv.key !== '') setAttribute(out, kv.key, anyValue(kv.value, depth));
   return out;
 }
 

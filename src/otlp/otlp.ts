@@ -3,7 +3,7 @@
  * vendored official definitions) into {@link RecordedSpan}s and {@link RecordedLog}s.
  */
 import type { AnyValue } from '@opentelemetry/api-logs';
-import { emptyRecordBatch, nanosToHrTime, RecordedSpan } from './records.js';
+import { emptyRecordBatch, nanosToHrTime, RecordedSpan, setAttribute } from './records.js';
 import type { RecordBatch } from './records.js';
 import type { SpanEventView } from '../profiles/wire-profile.js';
 
@@ -58,7 +58,7 @@ export function anyValue(v: unknown, depth = 0): AnyValue {
 export function attributes(list: unknown, depth = 0): Record<string, AnyValue> {
   const out: Record<string, AnyValue> = {};
   for (const kv of arr(list)) {
-    if (isObj(kv) && typeof kv.key === 'string') out[kv.key] = anyValue(kv.value, depth);
+    if (isObj(kv) && typeof kv.key === 'string') setAttribute(out, kv.key, anyValue(kv.value, depth));
   }
   return out;
 }

@@ -8,6 +8,16 @@ import type { AnyValue } from '@opentelemetry/api-logs';
 import type { LogRecordView, ResourceView, SpanEventView, SpanView } from '../profiles/wire-profile.js';
 
 const UNSET_STATUS = { code: 0 } as const;
+
+/**
+ * Set an attribute as an own property whatever its key: a plain assignment of `__proto__` would
+ * replace the record's prototype (and then a profile could read attributes that are not there).
+ * Keys from telemetry are data; `JSON.parse` already defines them this way.
+ */
+export function setAttribute(out: Record<string, unknown>, key: string, value: unknown): void {
+  if (key === '__proto__') Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true });
+  else out[key] = value;
+}
 const NO_EVENTS: readonly SpanEventView[] = [];
 
 /** A finished span as read from a file or request. */
