@@ -329,3 +329,53 @@ describe('serve options', () => {
     expect(r.status).toBe(200);
   });
 });
+
+describe('what a held record is charged and keeps (ids, exception events, Resource)', () => {
+  const MIB = 1024 * 1024;
+  const big = 'x'.repeat(MIB);
+  const hexId = (bytes: number) => 'ab'.repeat(bytes);
+  const spanRequest = (o: { traceId?: string; resourceValue?: string; stack?: string }) => ({
+    resourceSpans: [
+      {
+        resource: { attributes: [{ key: 'service.name', value: { stringValue: 'qwen-code' } }, { key: 'host.blob', value: { stringValue: o.resourceValue ?? 'small' } }] },
+        scopeSpans: [
+          {
+            scope: { name: 'qwen-code' },
+            spans: [
+              {
+                traceId: o.traceId ?? hexId(16),
+                spanId: hexId(8),
+                name: 'qwen-code.tool',
+                startTimeUnixNano: '1764460800000000000',
+                endTimeUnixNano: '1764460800001000000',
+                attributes: [{ key: 'tool.call_id', value: { stringValue: 'c1' } }],
+                events: o.stack === undefined ? [] : [{ name: 'exception', timeUnixNano: '1764460800001000000', attributes: [{ key: 'exception.stacktrace', value: { stringValue: o.stack } }] }],
+                status: { code: 2 },
+              },
+            ],
+          },
+        ],
+      },
+    ],
+  });
+  const held = (req: unknown) => {
+    const projection = new RecordProjection(QWEN_CODE_READS);
+    const records = projection.project(otlpRequestToRecords(req as Parameters<typeof otlpRequestToRecords>[0]));
+    expect(records.spans).toHaveLength(1);
+    return records.spans[0] as NonNullable<(typeof records.spans)[number]>;
+  };
+
+  it('a projected record keeps only the Resource attributes anything reads (service.name stays, a 1 MiB blob does not)', () => {
+    const span = held(spanRequest({ resourceValue: big }));
+    expect(span.resource?.attributes).toEqual({ 'service.name': 'qwen-code' });
+  });
+
+  it('the estimate charges ids beyond their valid lengths and kept exception events by their size', async () => {
+    const { estimateSpanBytes } = await import('../src/serve/projection.js');
+    const plain = estimateSpanBytes(held(spanRequest({})));
+    expect(estimateSpanBytes(held(spanRequest({ traceId: hexId(16 + MIB) })))).toBeGreaterThanOrEqual(plain + 2 * MIB);
+    expect(estimateSpanBytes(held(spanRequest({ stack: big })))).toBeGreaterThanOrEqual(plain + MIB);
+    // a valid record is charged what it was before (the fixed overheads hold ids of the valid lengths)
+    expect(plain).toBeLessThan(1024);
+  });
+});

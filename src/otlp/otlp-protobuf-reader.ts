@@ -29,6 +29,7 @@ import type { OtlpSignal } from './otlp-protobuf.js';
 import { anyValue, exceptionEvents, logFromMessage, resourceOf } from './otlp-protobuf-records.js';
 import type { AnyValueMessage, KeyValueMessage, LogRecordMessage, Resourced, SpanMessage } from './otlp-protobuf-records.js';
 import { emptyRecordBatch, RecordedSpan, setAttribute } from './records.js';
+import { projectResource } from './record-filter.js';
 import type { RecordBatch, RecordedLog } from './records.js';
 import type { ResourceView, WireProfileReads } from '../profiles/wire-profile.js';
 
@@ -393,7 +394,9 @@ export class OtlpProtobufRecordReader {
       else if (field === 2 && wire === LEN) skipLen(r);
       else r.skipType(wire, D_RESOURCE_ENTRY, field);
     }
-    const resource = resourceOf({ resource: resourceMessage });
+    const whole = resourceOf({ resource: resourceMessage });
+    // Projected: only the Resource attributes anything reads, as RecordFilter keeps them.
+    const resource = this._p === WHOLE ? whole : projectResource(whole);
     // Second pass: the scopes.
     r.pos = begin;
     while (r.pos < r.len) {

@@ -14,11 +14,43 @@ function pick(attrs: Readonly<Record<string, unknown>>, keys: readonly string[])
 }
 
 /**
+ * The Resource attributes anything downstream of a projection reads: profile detection
+ * (`service.name`), the shadow report's context (`service.version`, `deployment.environment`,
+ * `deployment.environment.name`) and the replica's identity (`service.instance.id`). A projected
+ * record keeps only these of its Resource: an agent's Resource can carry anything (host details,
+ * process command lines), and a held record must not keep it alive outside the ingest budget.
+ */
+export const RESOURCE_KEYS_READ: readonly string[] = Object.freeze([
+  'service.name',
+  'service.version',
+  'service.instance.id',
+  'deployment.environment',
+  'deployment.environment.name',
+]);
+
+/** Projected Resources by their source object: the records of one Resource keep sharing one. */
+const projectedResources = new WeakMap<object, { readonly attributes: Record<string, unknown> }>();
+
+/**
+ * The Resource as far as it is read ({@link RESOURCE_KEYS_READ}), one object per source Resource.
+ * @internal
+ */
+export function projectResource<R extends { readonly attributes: Readonly<Record<string, unknown>> }>(resource: R | undefined): R | undefined {
+  if (resource === undefined) return undefined;
+  let projected = projectedResources.get(resource);
+  if (projected === undefined) {
+    projected = { attributes: pick(resource.attributes, RESOURCE_KEYS_READ) };
+    projectedResources.set(resource, projected);
+  }
+  return projected as unknown as R;
+}
+
+/**
  * Keeps, of each record, what a profile reads: spans of its span names with its span attribute
  * keys, log records of its event names (the `event.name` attribute when a non-empty string, else
- * the record's event name) with its log attribute keys and no body. Contexts, times, scope,
- * Resource, status and exception events are kept as they are. Without reads every record is kept
- * whole (the same object).
+ * the record's event name) with its log attribute keys and no body, and of the Resource only
+ * {@link RESOURCE_KEYS_READ}. Contexts, times, scope, status and exception events are kept as they
+ * are. Without reads every record is kept whole (the same object).
  */
 export class RecordFilter {
   private readonly _reads: WireProfileReads | undefined;
@@ -53,7 +85,7 @@ export class RecordFilter {
       startTime: s.startTime,
       endTime: s.endTime,
       scopeName: s.scopeName,
-      resource: s.resource,
+      resource: projectResource(s.resource),
       status: s.status,
       events: s.events,
     });
@@ -74,7 +106,7 @@ export class RecordFilter {
       eventName: l.eventName,
       instrumentationScope: l.instrumentationScope,
       body: undefined,
-      resource: l.resource,
+      resource: projectResource(l.resource),
     };
   }
 }

@@ -33,14 +33,46 @@ function attributeBytes(attrs: Readonly<Record<string, unknown>>): number {
   return n;
 }
 
-/** Estimated bytes a span takes while held. */
-export function estimateSpanBytes(span: RecordedSpan): number {
-  return SPAN_OVERHEAD_BYTES + span.name.length + span.scopeName.length + attributeBytes(span.attributes);
+/** Hex length of a valid trace id and span id (16 and 8 bytes); the overheads above hold ids of these lengths. */
+const TRACE_ID_HEX = 32;
+const SPAN_ID_HEX = 16;
+/** Fixed cost of one kept span event in bytes (the object, its time, its array slot). */
+const EVENT_OVERHEAD_BYTES = 96;
+
+/** Bytes of ids beyond the valid lengths: OTLP decoders accept ids of any length. */
+function idExcess(ctx: { readonly traceId: string; readonly spanId: string } | undefined): number {
+  return ctx === undefined ? 0 : Math.max(0, ctx.traceId.length - TRACE_ID_HEX) + Math.max(0, ctx.spanId.length - SPAN_ID_HEX);
 }
 
-/** Estimated bytes a log record takes while held. */
+/**
+ * Bytes of the record's Resource, counted with every record that holds it. A Resource is shared by
+ * the records of one request, so this over-counts (the safe side of a budget); a projected
+ * record's Resource holds at most five short attributes (`RESOURCE_KEYS_READ`).
+ */
+function resourceBytes(resource: { readonly attributes: Readonly<Record<string, unknown>> } | undefined): number {
+  return resource === undefined ? 0 : attributeBytes(resource.attributes);
+}
+
+/**
+ * Estimated bytes a span takes while held: the fixed overhead, its names, kept attributes, kept
+ * (exception) events, ids beyond their valid lengths, and its Resource's attributes.
+ */
+export function estimateSpanBytes(span: RecordedSpan): number {
+  let n = SPAN_OVERHEAD_BYTES + span.name.length + span.scopeName.length + attributeBytes(span.attributes);
+  for (const e of span.events) n += EVENT_OVERHEAD_BYTES + e.name.length + attributeBytes(e.attributes ?? {});
+  return n + idExcess(span.spanContext()) + idExcess(span.parentSpanContext) + resourceBytes(span.resource);
+}
+
+/** Estimated bytes a log record takes while held (as {@link estimateSpanBytes}: names, attributes, ids, Resource). */
 export function estimateLogBytes(log: RecordedLog): number {
-  return LOG_OVERHEAD_BYTES + (log.eventName?.length ?? 0) + log.instrumentationScope.name.length + attributeBytes(log.attributes);
+  return (
+    LOG_OVERHEAD_BYTES +
+    (log.eventName?.length ?? 0) +
+    log.instrumentationScope.name.length +
+    attributeBytes(log.attributes) +
+    idExcess(log.spanContext) +
+    resourceBytes(log.resource)
+  );
 }
 
 /** A projection built once from a profile's reads. */
