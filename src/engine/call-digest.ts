@@ -16,6 +16,10 @@
  *   no metric, log, span, report or listener sees them. Arguments themselves are never stored.
  *
  * `argumentsFingerprint` (in `fingerprint.ts`) is the cryptographic fingerprint of the same canonical text.
+ *
+ * Longer than the ~350-line norm on purpose: the scanner must decide, token by token, exactly when
+ * the text already is what `JSON.stringify` would write (strings, numbers, key order), and that
+ * reads best in one place beside the hash it feeds.
  */
 
 /** A digest, written in place (the engine keeps one per session and one scratch). */

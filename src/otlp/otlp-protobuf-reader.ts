@@ -19,6 +19,10 @@
  * bounded the same way. So a body gives the records `otlpProtobufToRecords` gives (projected when a
  * profile is given), and is refused exactly when that refuses it: nothing is skipped unread, only
  * not kept (tests compare both on real captures and on generated messages).
+ *
+ * Longer than the ~350-line norm on purpose: one walk per hot message of the schema (request,
+ * resource and scope entries, span, log record, key-value, value), each a switch over its field
+ * numbers, read together against the `.proto` files they follow.
  */
 import type { AnyValue } from '@opentelemetry/api-logs';
 import type { HrTime, SpanContext } from '@opentelemetry/api';

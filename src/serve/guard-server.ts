@@ -1,6 +1,11 @@
 /**
  * `serve`: the guard out of process. OTLP/HTTP (and, on request, OTLP/gRPC) in, the same
  * processors as in-process, the guard's own telemetry out over OTLP/HTTP (or printed as JSON lines).
+ *
+ * Longer than the ~350-line norm on purpose: it wires the receivers, the reorder buffer, the ingest
+ * budget, the guard and its output, and their shutdown order, which must be read together; the parts
+ * live beside it (`otlp-http-receiver.ts`, `otlp-grpc-receiver.ts`, `reorder-buffer.ts`,
+ * `ingest-budget.ts`, `projection.ts`).
  */
 import { randomUUID } from 'node:crypto';
 import { ROOT_CONTEXT } from '@opentelemetry/api';
