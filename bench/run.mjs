@@ -358,7 +358,7 @@ async function p2(failing, repetition = true) {
       ? 'failing-loop tool batch (llm_request, 2 failing tool+execution spans, 2 tool_call logs): a guard decision, log and counter every batch; guard+BSP vs BSP'
       : repetition
         ? 'tool batch (llm_request, 2 tool+execution spans, 2 tool_call logs, next llm_request), normal traffic; guard (both guards) +BSP vs BSP'
-        : 'the same batch, repetition breaker off (no SHA-256 of arguments): the failure guard alone +BSP vs BSP',
+        : 'the same batch, repetition breaker off: the failure guard alone +BSP vs BSP',
     baseline: `${fmt(perPrompt(r.baseline), 1)} us/batch`,
     subject: `${fmt(perPrompt(r.subject), 1)} us/batch`,
     result: `${fmt(r.ratio, 3)}x`,

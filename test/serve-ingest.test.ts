@@ -312,6 +312,17 @@ describe('RejectionLog', () => {
       'serve: refused a request to an unknown path: 404 unknown path; use /v1/traces, /v1/logs or /v1/metrics (and 1 more like it since the last line)',
     ]);
   });
+
+  it('names an OTLP/gRPC refusal by its service and gRPC status, not by an HTTP path', () => {
+    const lines: string[] = [];
+    const log = new RejectionLog((l) => lines.push(l), 10_000, () => 0);
+    log.note('traces', 400, 'malformed protobuf: not a valid ExportTraceServiceRequest', 3);
+    log.note('logs', 503, 'guard memory budget reached by held telemetry; retry later', 14);
+    expect(lines).toEqual([
+      'serve: refused an OTLP/gRPC TraceService call: INVALID_ARGUMENT malformed protobuf: not a valid ExportTraceServiceRequest',
+      'serve: refused an OTLP/gRPC LogsService call: UNAVAILABLE guard memory budget reached by held telemetry; retry later',
+    ]);
+  });
 });
 
 describe('serve options', () => {

@@ -349,7 +349,7 @@ export async function startGuardServer(options: GuardServerOptions = {}): Promis
         budget,
         projection,
         onRecords: hold,
-        onRejected: (r) => rejections.note(r.signal, r.status, r.message),
+        onRejected: (r) => rejections.note(r.signal, r.status, r.message, r.grpcCode),
       });
     } catch (err) {
       await receiver.close();

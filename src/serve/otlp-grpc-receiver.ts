@@ -38,10 +38,11 @@ export interface OtlpGrpcReceiverOptions {
    */
   readonly budget?: IngestBudget;
   /**
-   * Called for every refused call, with the HTTP status the OTLP/HTTP receiver gives the same
-   * input (for one log of refusals across both receivers) and a message that quotes no input.
+   * Called for every refused call, with the gRPC status code answered, the HTTP status the
+   * OTLP/HTTP receiver gives the same input (for one log of refusals across both receivers) and a
+   * message that quotes no input.
    */
-  readonly onRejected?: (rejection: { readonly signal: OtlpSignal; readonly status: number; readonly message: string }) => void;
+  readonly onRejected?: (rejection: { readonly signal: OtlpSignal; readonly status: number; readonly message: string; readonly grpcCode: number }) => void;
 }
 
 /** A running receiver. */
@@ -136,7 +137,7 @@ export function startOtlpGrpcReceiver(options: OtlpGrpcReceiverOptions): Promise
   const refuse = (signal: OtlpSignal, e: CallError, callback: sendUnaryData<Buffer>): void => {
     callback({ code: e.code, details: e.message });
     try {
-      options.onRejected?.({ signal, status: e.httpStatus, message: e.message });
+      options.onRejected?.({ signal, status: e.httpStatus, message: e.message, grpcCode: e.code });
     } catch {
       // a logging hook never breaks the receiver
     }

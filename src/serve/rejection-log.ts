@@ -13,6 +13,18 @@ interface Kind {
   suppressed: number;
 }
 
+/** The OTLP/gRPC service of each signal. */
+const GRPC_SERVICES: Readonly<Record<string, string>> = { traces: 'TraceService', logs: 'LogsService', metrics: 'MetricsService' };
+
+/** Names of the gRPC status codes the receiver answers (grpc/status codes). */
+const GRPC_CODE_NAMES: Readonly<Record<number, string>> = {
+  3: 'INVALID_ARGUMENT',
+  8: 'RESOURCE_EXHAUSTED',
+  12: 'UNIMPLEMENTED',
+  13: 'INTERNAL',
+  14: 'UNAVAILABLE',
+};
+
 /** A rate-limited log of refused requests. */
 export class RejectionLog {
   private readonly _write: (line: string) => void;
@@ -26,9 +38,18 @@ export class RejectionLog {
     this._now = now;
   }
 
-  /** One refused request. Never throws. */
-  note(signal: string | undefined, status: number, message: string): void {
-    const text = `${signal === undefined ? 'a request to an unknown path' : `a /v1/${signal} request`}: ${status} ${message}`;
+  /**
+   * One refused request. Never throws.
+   * @param signal - `traces`, `logs` or `metrics`; `undefined` for an unknown path
+   * @param status - the HTTP status answered (for a gRPC call: the status OTLP/HTTP gives the same input)
+   * @param message - the refusal's message (it quotes no input)
+   * @param grpcCode - for an OTLP/gRPC call, the gRPC status code answered
+   */
+  note(signal: string | undefined, status: number, message: string, grpcCode?: number): void {
+    const text =
+      grpcCode !== undefined
+        ? `an OTLP/gRPC ${GRPC_SERVICES[signal ?? ''] ?? 'export'} call: ${GRPC_CODE_NAMES[grpcCode] ?? `code ${grpcCode}`} ${message}`
+        : `${signal === undefined ? 'a request to an unknown path' : `a /v1/${signal} request`}: ${status} ${message}`;
     const now = this._now();
     const kind = this._kinds.get(text);
     if (kind !== undefined && now - kind.lastLoggedAt < this._interval) {

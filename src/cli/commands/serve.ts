@@ -82,7 +82,7 @@ export async function runServe(options: ServeCommandOptions, io: CommandIo): Pro
   io.err(
     `serve: receiving OTLP/HTTP on ${server.url} (/v1/traces, /v1/logs), profile ${options.profile ?? 'qwen-code'}, mode ${options.mode}, grace ${options.graceMillis} ms`,
   );
-  if (server.grpcAddress !== undefined) io.err(`serve: receiving OTLP/gRPC on ${server.grpcAddress} (TraceService, LogsService)`);
+  if (server.grpcAddress !== undefined) io.err(`serve: receiving OTLP/gRPC on ${server.grpcAddress} (TraceService, LogsService, MetricsService)`);
   io.err(`serve: service.instance.id ${server.instanceId}${options.newPromptsOnly === true ? '; judging only prompts that start from now on' : ''}`);
   io.err(
     options.exportEndpoint === undefined
