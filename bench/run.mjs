@@ -745,7 +745,7 @@ async function p5(transport) {
       server.drain(); // judge everything held for reordering
       const ms = clockMs() - t0;
       if (failed !== 0) throw new Error(`${id}: ${failed} requests failed`);
-      return { ms, judged: server.decisions.length, late: server.lateRecords(), open: server.guard.engine.openPromptCount };
+      return { ms, judged: server.decisionCount(), late: server.lateRecords(), open: server.guard.engine.openPromptCount };
     } finally {
       await server.close();
     }

@@ -144,3 +144,25 @@ describe('serve: real timing (issue 12, cases 1–3), live arrival', () => {
     expect(counter).toMatchObject({ value: 11, attributes: { reason: 'no_terminal_records' } });
   });
 });
+
+describe('serve keeps a bounded window of decisions (it runs for days)', () => {
+  it.each([
+    { maxKeptDecisions: 3, report: false },
+    { maxKeptDecisions: 3, report: true },
+  ])('maxKeptDecisions $maxKeptDecisions, report $report', async ({ maxKeptDecisions, report }) => {
+    const records = loadFixture('acp-shadow-drain');
+    const expected = await replayRecords(records, { mode: 'shadow' });
+    expect(expected.decisions.length).toBeGreaterThan(maxKeptDecisions);
+    const server = await startGuardServer({ port: 0, graceMillis: 5_000, print: () => {}, log: () => {}, metricExportIntervalMillis: 60_000, maxKeptDecisions, report });
+    try {
+      server.ingest(records);
+      server.drain();
+      expect(server.decisionCount()).toBe(expected.decisions.length);
+      // without the report only the most recent are kept; the report reads every decision
+      const kept = report ? expected.decisions : expected.decisions.slice(-maxKeptDecisions);
+      expect(summary(server.decisions)).toEqual(summary(kept));
+    } finally {
+      await server.close();
+    }
+  });
+});

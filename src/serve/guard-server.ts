@@ -105,7 +105,17 @@ export interface GuardServerOptions {
    * @defaultValue `false` (every prompt is judged)
    */
   readonly newPromptsOnly?: boolean;
+  /**
+   * Most recent decisions kept in {@link GuardServer.decisions} (a server runs for days: the list
+   * must not grow with its traffic). With `report`, every decision is kept: the report reads them
+   * all. {@link GuardServer.decisionCount} counts every decision either way.
+   * @defaultValue `10000`
+   */
+  readonly maxKeptDecisions?: number;
 }
+
+/** Default of {@link GuardServerOptions.maxKeptDecisions}. */
+const DEFAULT_MAX_KEPT_DECISIONS = 10_000;
 
 /** A running server. */
 export interface GuardServer {
@@ -116,8 +126,13 @@ export interface GuardServer {
   /** `service.instance.id` of the guard's own telemetry. */
   readonly instanceId: string;
   readonly guard: RepeatedToolFailureGuard;
-  /** Every reduced batch so far (including `none`). */
+  /**
+   * The most recent reduced batches (including `none`), oldest first: at most
+   * {@link GuardServerOptions.maxKeptDecisions}, every one with `report`.
+   */
   readonly decisions: BatchDecision[];
+  /** Every batch reduced since the start (kept in {@link GuardServer.decisions} or not). */
+  decisionCount(): number;
   /** Records that reached the receiver after their batch could still be judged. */
   lateRecords(): number;
   /** Batches not judged on their outcomes so far, by reason. */
@@ -252,12 +267,20 @@ export async function startGuardServer(options: GuardServerOptions = {}): Promis
     loggerProvider,
   });
   const decisions: BatchDecision[] = [];
+  let decisionCount = 0;
+  const maxKept = options.report === true ? Number.POSITIVE_INFINITY : Math.max(1, Math.floor(options.maxKeptDecisions ?? DEFAULT_MAX_KEPT_DECISIONS));
+  // Trimmed an eighth at a time (one splice), so a decision costs O(1) amortised.
+  const trimBy = Number.isFinite(maxKept) ? Math.max(1, Math.floor(maxKept / 8)) : 0;
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
   for (const note of notes) log(note);
   const unjudged: Record<string, number> = {};
   const unjudgedNoted: Record<string, { at: number; count: number }> = {};
   guard.addListener({
-    onDecision: (d) => decisions.push(d),
+    onDecision: (d) => {
+      decisionCount += 1;
+      if (decisions.length >= maxKept) decisions.splice(0, Math.min(decisions.length, Math.max(trimBy, decisions.length - maxKept + 1)));
+      decisions.push(d);
+    },
     onUnjudgedBatch: (_promptId, reason) => {
       unjudged[reason] = (unjudged[reason] ?? 0) + 1;
       const noted = (unjudgedNoted[reason] ??= { at: Number.NEGATIVE_INFINITY, count: 0 });
@@ -371,6 +394,7 @@ export async function startGuardServer(options: GuardServerOptions = {}): Promis
     instanceId,
     guard,
     decisions,
+    decisionCount: () => decisionCount,
     lateRecords,
     unjudgedBatches: () => ({ ...unjudged }),
     clockAnomalies: () => buffer.clockAnomalies,

@@ -121,6 +121,6 @@ export async function runServe(options: ServeCommandOptions, io: CommandIo): Pro
   const unjudged = Object.entries(server.unjudgedBatches()).map(([reason, n]) => `${n} ${reason.replace(/_/g, ' ')}`);
   const unadmitted = options.newPromptsOnly === true ? `; ${server.unadmittedBatches()} batch(es) of prompts that started before it not judged` : '';
   io.err(
-    `serve: stopped after ${server.decisions.length} batch decision(s); ${server.lateRecords()} late record(s); unjudged batches: ${unjudged.length === 0 ? 'none' : unjudged.join(', ')}; ${server.clockAnomalies()} span(s) ending before they start${unadmitted}`,
+    `serve: stopped after ${server.decisionCount()} batch decision(s); ${server.lateRecords()} late record(s); unjudged batches: ${unjudged.length === 0 ? 'none' : unjudged.join(', ')}; ${server.clockAnomalies()} span(s) ending before they start${unadmitted}`,
   );
 }
