@@ -55,7 +55,7 @@ program
   .description(
     'Replay recorded telemetry (qwen-code telemetry outfiles or OTLP JSON lines, told apart by content) through the guard; print the decision timeline, a summary and the invariants. Exit 0 all judged; 1 a violated invariant or (with --compare) a disagreement; 2 a user error (usage, unreadable or malformed input); 3 batches that could not be judged (missing logs) or no tool batch found.',
   )
-  .argument('<file...|->', 'telemetry files to replay together; - reads standard input')
+  .argument('<file...>', 'telemetry files to replay together (- reads standard input)')
   .addOption(
     new Option('--mode <mode>', 'guard mode for every prompt: shadow, warn or enforce (default: the mode the in-tree guard recorded, else shadow)').argParser(
       modeArg,
