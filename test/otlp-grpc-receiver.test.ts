@@ -221,7 +221,7 @@ describe('OTLP/gRPC receiver: the ingest budget shared with serve', () => {
       const refused = await call(LOGS_EXPORT, validLogsBody());
       expect(refused.error?.code).toBe(status.UNAVAILABLE);
       expect(got).toEqual([]);
-      expect(rejected).toEqual([{ signal: 'logs', status: 503, message: refused.error?.details }]);
+      expect(rejected).toEqual([{ signal: 'logs', status: 503, grpcCode: status.UNAVAILABLE, message: refused.error?.details }]);
       budget.unhold(10_000); // judged and released
       const ok = await call(LOGS_EXPORT, validLogsBody());
       expect(ok.error).toBeNull();
