@@ -406,10 +406,36 @@ async function p3() {
   try {
     writeFileSync(file, gen.text);
     text = readFileSync(file, 'utf8');
+    gen.text = undefined;
+    await p3Measure(gen, text, file);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
-  gen.text = undefined;
+}
+
+/**
+ * CPU milliseconds (user + system, every thread) of a fresh `node` process running `args`, as the
+ * process itself reads them at exit (a preloaded probe writes them to fd 3); and its exit code.
+ */
+function childCpuMs(args, env = {}) {
+  const probe = `data:text/javascript,${encodeURIComponent('import { writeSync } from "node:fs"; process.on("exit", () => { const u = process.cpuUsage(); writeSync(3, String((u.user + u.system) / 1000)); });')}`;
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', probe, ...args], { stdio: ['ignore', 'ignore', 'ignore', 'pipe'], env: { ...process.env, ...env } });
+    let out = '';
+    child.stdio[3].on('data', (d) => (out += d));
+    child.on('error', reject);
+    child.on('close', (code) => (out !== '' && Number.isFinite(Number(out)) ? resolve({ ms: Number(out), code }) : reject(new Error(`child exited ${code} without its CPU time`))));
+  });
+}
+
+/** `JSON.parse` of every object of a pretty outfile, in a fresh process (P3c's baseline); read as the CLI reads it. */
+const JSON_PARSE_CHILD = `import { readFile } from 'node:fs/promises';
+const t = await readFile(process.env.RTFG_BENCH_FILE, 'utf8');
+let p = 0, n = 0;
+for (;;) { const e = t.indexOf('\\n}', p); if (e < 0) break; JSON.parse(t.slice(p, e + 2)); n++; p = e + 2; }
+if (n === 0) process.exit(1);`;
+
+async function p3Measure(gen, text, file) {
   const bytes = Buffer.byteLength(text);
   const pieces = gen.pieces;
   let last;
@@ -501,6 +527,31 @@ async function p3() {
     goal: '(info)',
     pass: undefined,
     detail: `rounds ${wr.map((x) => fmt(x, 3)).join(' ')} (3 iterations each, no GC between them)`,
+  });
+  // P3c (info): the CLI's real case, a fresh process: node's start, the CLI's modules, reading the
+  // file (UTF-8 to a string), parsing and replaying it, against a fresh process that reads the same
+  // file and JSON.parse-s each of its objects.
+  const cli = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));
+  const cr = [];
+  const cms = [];
+  const jms = [];
+  for (let r = 0; r < 3; r++) {
+    const j = await childCpuMs(['--input-type=module', '-e', JSON_PARSE_CHILD], { RTFG_BENCH_FILE: file });
+    const c = await childCpuMs([cli, 'replay', file, '--format', 'json']);
+    if (j.code !== 0 || c.code !== 0) throw new Error(`P3c: a child failed (JSON.parse ${j.code}, replay ${c.code})`);
+    jms.push(j.ms);
+    cms.push(c.ms);
+    cr.push(j.ms / c.ms);
+  }
+  report({
+    id: 'P3c',
+    what: 'a fresh process, the CLI: `replay <file> --format json` (node start, modules, file read, parse, replay) vs a fresh node reading the file the same way and JSON.parse-ing each object',
+    baseline: `${fmt(median(jms), 0)} ms CPU`,
+    subject: `${fmt(median(cms), 0)} ms CPU`,
+    result: `${fmt(median(cr), 3)}x`,
+    goal: '(info)',
+    pass: undefined,
+    detail: `rounds ${cr.map((x) => fmt(x, 3)).join(' ')} (CPU time of each child, every thread, read by the child at exit)`,
   });
 }
 

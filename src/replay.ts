@@ -10,7 +10,8 @@ export { parseTelemetryText, readTelemetryText, TelemetryParseError } from './ot
 export type { TelemetryRecordSink } from './otlp/telemetry-file.js';
 export { isProjectedRecordBatch, parseReplayInput } from './replay/replay-input.js';
 export type { ProjectedRecordBatch, ReplayInputOptions, TelemetrySource, WholeInputFacts } from './replay/replay-input.js';
-export { decodeOtlpProtobuf, otlpRequestToRecords } from './otlp/otlp.js';
+export { otlpRequestToRecords } from './otlp/otlp.js';
+export { decodeOtlpProtobuf } from './otlp/otlp-protobuf.js';
 export type { OtlpSignal } from './otlp/otlp.js';
 export { emptyRecordBatch, RecordedSpan } from './otlp/records.js';
 export type { RecordBatch, RecordedLog } from './otlp/records.js';

@@ -43,6 +43,12 @@ describe('package entries (dist, built by pretest)', () => {
     expect([...packages]).toEqual([]);
   });
 
+  it('the replay command loads no protobuf decoder and no serve module (it reads JSON; the decoders are 0.5 MB)', () => {
+    const { files, packages } = reach('cli/commands/replay.js');
+    expect([...files].filter((f) => /^otlp\/(otlp-protobuf|generated\/)/.test(f) || f.startsWith('serve/'))).toEqual([]);
+    expect(packages.has('protobufjs')).toBe(false);
+  });
+
   it('./replay and ./serve are separate entries', () => {
     expect(reach('replay.js').files.has('replay/replay.js')).toBe(true);
     expect(reach('serve.js').files.has('serve/guard-server.js')).toBe(true);

@@ -9,7 +9,8 @@ import type { SpanEventView } from '../profiles/wire-profile.js';
 
 type Json = Record<string, unknown>;
 
-export { decodeOtlpProtobuf } from './otlp-protobuf.js';
+// Types only: a value import of './otlp-protobuf.js' would load the generated protobuf decoders
+// (about 0.5 MB of JavaScript) into every reader of JSON telemetry, the `replay` CLI's included.
 export type { OtlpSignal } from './otlp-protobuf.js';
 
 function isObj(v: unknown): v is Json {
