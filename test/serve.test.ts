@@ -147,19 +147,24 @@ describe('serve: real timing (issue 12, cases 1–3), live arrival', () => {
 
 describe('serve keeps a bounded window of decisions (it runs for days)', () => {
   it.each([
-    { maxKeptDecisions: 3, report: false },
-    { maxKeptDecisions: 3, report: true },
-  ])('maxKeptDecisions $maxKeptDecisions, report $report', async ({ maxKeptDecisions, report }) => {
+    { maxKeptDecisions: 3, report: false, keeps: 3 },
+    { maxKeptDecisions: 3, report: true, keeps: Infinity },
+    { maxKeptDecisions: 1, report: false, keeps: 1 },
+    { maxKeptDecisions: Infinity, report: false, keeps: Infinity },
+    // not a number of at least 1: the default (10,000), which keeps this whole capture
+    { maxKeptDecisions: Number.NaN, report: false, keeps: Infinity },
+    { maxKeptDecisions: 0, report: false, keeps: Infinity },
+  ])('maxKeptDecisions $maxKeptDecisions, report $report', async ({ maxKeptDecisions, report, keeps }) => {
     const records = loadFixture('acp-shadow-drain');
     const expected = await replayRecords(records, { mode: 'shadow' });
-    expect(expected.decisions.length).toBeGreaterThan(maxKeptDecisions);
+    expect(expected.decisions.length).toBeGreaterThan(3);
     const server = await startGuardServer({ port: 0, graceMillis: 5_000, print: () => {}, log: () => {}, metricExportIntervalMillis: 60_000, maxKeptDecisions, report });
     try {
       server.ingest(records);
       server.drain();
       expect(server.decisionCount()).toBe(expected.decisions.length);
       // without the report only the most recent are kept; the report reads every decision
-      const kept = report ? expected.decisions : expected.decisions.slice(-maxKeptDecisions);
+      const kept = keeps === Infinity ? expected.decisions : expected.decisions.slice(-keeps);
       expect(summary(server.decisions)).toEqual(summary(kept));
     } finally {
       await server.close();

@@ -108,7 +108,8 @@ export interface GuardServerOptions {
   /**
    * Most recent decisions kept in {@link GuardServer.decisions} (a server runs for days: the list
    * must not grow with its traffic). With `report`, every decision is kept: the report reads them
-   * all. {@link GuardServer.decisionCount} counts every decision either way.
+   * all. {@link GuardServer.decisionCount} counts every decision either way. `Infinity` keeps every
+   * decision; a value that is not a number of at least 1 is the default.
    * @defaultValue `10000`
    */
   readonly maxKeptDecisions?: number;
@@ -268,7 +269,14 @@ export async function startGuardServer(options: GuardServerOptions = {}): Promis
   });
   const decisions: BatchDecision[] = [];
   let decisionCount = 0;
-  const maxKept = options.report === true ? Number.POSITIVE_INFINITY : Math.max(1, Math.floor(options.maxKeptDecisions ?? DEFAULT_MAX_KEPT_DECISIONS));
+  const askedKept = options.maxKeptDecisions;
+  // Infinity keeps every decision; anything else that is not a number of at least 1 is the default.
+  const maxKept =
+    options.report === true || askedKept === Number.POSITIVE_INFINITY
+      ? Number.POSITIVE_INFINITY
+      : typeof askedKept === 'number' && Number.isFinite(askedKept) && askedKept >= 1
+        ? Math.floor(askedKept)
+        : DEFAULT_MAX_KEPT_DECISIONS;
   // Trimmed an eighth at a time (one splice), so a decision costs O(1) amortised.
   const trimBy = Number.isFinite(maxKept) ? Math.max(1, Math.floor(maxKept / 8)) : 0;
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));

@@ -12,7 +12,7 @@
  * of scope (design non-goals) and ignored.
  */
 import type { FailureEngine } from '../../engine/failure-engine.js';
-import { sessionKeyOf } from './prompt-id.js';
+import { isSessionKeyOf, sessionKeyOf } from './prompt-id.js';
 import type { RepetitionEngine } from '../../engine/repetition-engine.js';
 import type { GuardRoute } from '../../engine/call-facts.js';
 import type { CallFacts } from '../../engine/call-facts.js';
@@ -173,7 +173,7 @@ export class QwenCodeProfile implements WireProfile {
       const promptId = stringAttr(attrs, ATTR_PROMPT_ID);
       if (promptId === undefined || !isForegroundPromptId(promptId)) return;
       const sessionId = stringAttr(attrs, ATTR_SESSION_ID);
-      if (this._engine.profileNote(promptId) === (sessionId ?? null) || this._spanSessions.has(sessionKeyOf(sessionId, promptId))) return;
+      if (this._spanSessions.has(this._sessionKey(sessionId, promptId))) return;
       this._remember(record.spanContext?.traceId, promptId);
       this._engine.observePrompt(promptId, { sessionId, foreground: true });
       this._engine.boundary(promptId);
@@ -206,12 +206,9 @@ export class QwenCodeProfile implements WireProfile {
       this._engine.observePrompt(promptId, { sessionId, messageType, route, foreground: true, traceId });
       return promptId;
     }
-    // The prompt's note is the `session.id` of its interaction requests (`null`: none): its session
-    // key (a function of the two) is in the set, and a later record of the prompt with the same
-    // `session.id` needs no key string built and hashed (the prompt id's hash is cached).
-    const note = sessionId ?? null;
-    if (this._engine.profileNote(promptId) !== note) this._spanSessions.add(sessionKeyOf(sessionId, promptId));
-    this._engine.observePrompt(promptId, { sessionId, traceId, note });
+    const key = this._sessionKey(sessionId, promptId);
+    this._spanSessions.add(key);
+    this._engine.observePrompt(promptId, { sessionId, traceId, note: key });
     this._engine.boundary(promptId);
     return promptId;
   }
@@ -337,6 +334,16 @@ export class QwenCodeProfile implements WireProfile {
     if (typeof args === 'string' && name !== undefined) {
       this._observeRepetition(promptId, callId, name, args, toolType(attrs[ATTR_TOOL_TYPE]), sessionId);
     }
+  }
+
+  /**
+   * The session key of a record ({@link sessionKeyOf}). The prompt's note holds the key of its
+   * interaction requests: when this record's pair gives the same key, that string is used (its hash
+   * is cached), so a model request and its `api_request` log need no key built and hashed.
+   */
+  private _sessionKey(sessionId: string | undefined, promptId: string): string {
+    const noted = this._engine.profileNote(promptId);
+    return typeof noted === 'string' && isSessionKeyOf(noted, sessionId, promptId) ? noted : sessionKeyOf(sessionId, promptId);
   }
 
   private _isNotInteractionChild(traceId: string, parentId: string): boolean {
