@@ -33,7 +33,7 @@ import type { OtlpSignal } from './otlp-protobuf.js';
 import { anyValue, exceptionEvents, logFromMessage, resourceOf } from './otlp-protobuf-records.js';
 import type { AnyValueMessage, KeyValueMessage, LogRecordMessage, Resourced, SpanMessage } from './otlp-protobuf-records.js';
 import { emptyRecordBatch, RecordedSpan, setAttribute } from './records.js';
-import { projectResource } from './record-filter.js';
+import { pickAttributes, projectResource } from './record-filter.js';
 import type { RecordBatch, RecordedLog } from './records.js';
 import type { ResourceView, WireProfileReads } from '../profiles/wire-profile.js';
 
@@ -664,10 +664,7 @@ export class OtlpProtobufRecordReader {
 }
 
 function pickKeys(attrs: Readonly<Record<string, AnyValue>>, keys: Keys): Record<string, AnyValue> {
-  if (keys === undefined) return attrs as Record<string, AnyValue>;
-  const out: Record<string, AnyValue> = {};
-  for (const k of keys) if (Object.prototype.hasOwnProperty.call(attrs, k)) out[k] = attrs[k];
-  return out;
+  return keys === undefined ? (attrs as Record<string, AnyValue>) : pickAttributes(attrs, keys);
 }
 
 const STATUS: readonly { readonly code: number }[] = [Object.freeze({ code: 0 }), Object.freeze({ code: 1 }), Object.freeze({ code: 2 })];

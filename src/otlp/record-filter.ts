@@ -6,10 +6,13 @@ import { RecordedSpan } from './records.js';
 import type { RecordedLog } from './records.js';
 import type { WireProfileReads } from '../profiles/wire-profile.js';
 
-/** The attributes of `attrs` among `keys`, in the order of `keys`. */
-function pick(attrs: Readonly<Record<string, unknown>>, keys: readonly string[]): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const k of keys) if (Object.prototype.hasOwnProperty.call(attrs, k)) out[k] = attrs[k];
+/**
+ * The attributes of `attrs` among `keys` (own properties only), in the order of `keys`: a new object.
+ * @internal
+ */
+export function pickAttributes<V>(attrs: Readonly<Record<string, V>>, keys: Iterable<string>): Record<string, V> {
+  const out: Record<string, V> = {};
+  for (const k of keys) if (Object.prototype.hasOwnProperty.call(attrs, k)) out[k] = attrs[k] as V;
   return out;
 }
 
@@ -39,7 +42,7 @@ export function projectResource<R extends { readonly attributes: Readonly<Record
   if (resource === undefined) return undefined;
   let projected = projectedResources.get(resource);
   if (projected === undefined) {
-    projected = { attributes: pick(resource.attributes, RESOURCE_KEYS_READ) };
+    projected = { attributes: pickAttributes(resource.attributes, RESOURCE_KEYS_READ) };
     projectedResources.set(resource, projected);
   }
   return projected as unknown as R;
@@ -79,7 +82,7 @@ export class RecordFilter {
     if (this._spanNames !== undefined && !this._spanNames.has(s.name)) return undefined;
     return new RecordedSpan({
       name: s.name,
-      attributes: pick(s.attributes, this._spanKeys),
+      attributes: pickAttributes(s.attributes, this._spanKeys),
       spanContext: s.spanContext(),
       parentSpanContext: s.parentSpanContext,
       startTime: s.startTime,
@@ -101,7 +104,7 @@ export class RecordFilter {
     }
     return {
       hrTime: l.hrTime,
-      attributes: pick(l.attributes, this._logKeys) as RecordedLog['attributes'],
+      attributes: pickAttributes(l.attributes, this._logKeys),
       spanContext: l.spanContext,
       eventName: l.eventName,
       instrumentationScope: l.instrumentationScope,
