@@ -3,9 +3,7 @@
  * against the whole records (`parseTelemetryText`): every real capture must replay to the same
  * result, with the same facts of the whole input, for every profile.
  */
-import { readdirSync, readFileSync } from 'node:fs';
-import type { Dirent } from 'node:fs';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { RecordedSpan } from '../src/otlp/records.js';
 import type { RecordBatch } from '../src/otlp/records.js';
@@ -19,29 +17,7 @@ import { parseReplayInput } from '../src/replay/replay-input.js';
 import type { ReplayInputOptions, TelemetrySource } from '../src/replay/replay-input.js';
 import { replayRecords } from '../src/replay/replay.js';
 import type { ReplayOptions } from '../src/replay/replay.js';
-import { loadFixture, toOtlpJsonLines } from './helpers/recorded.js';
-
-const ROOTS = [new URL('../fixtures/', import.meta.url).pathname, '/work/shared/fixtures/'];
-
-/** Every telemetry capture under the fixture roots (qwen-code outfiles, OTLP JSON lines). */
-function captures(): { name: string; path: string }[] {
-  const out: { name: string; path: string }[] = [];
-  const walk = (dir: string, root: string): void => {
-    let entries: Dirent[];
-    try {
-      entries = readdirSync(dir, { withFileTypes: true });
-    } catch {
-      return; // a root that is not there on this machine
-    }
-    for (const e of entries) {
-      const path = join(dir, e.name);
-      if (e.isDirectory()) walk(path, root);
-      else if (e.name.endsWith('.outfile.json') || e.name.endsWith('.otlp.jsonl')) out.push({ name: `${root === ROOTS[0] ? '' : 'shared:'}${path.slice(root.length)}`, path });
-    }
-  };
-  for (const root of ROOTS) walk(root, root);
-  return out;
-}
+import { captures, loadFixture, toOtlpJsonLines } from './helpers/recorded.js';
 
 const PROFILES = Object.keys(WIRE_PROFILES) as WireProfileName[];
 

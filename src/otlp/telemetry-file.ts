@@ -3,6 +3,7 @@
  * and log records, concatenated) and OTLP JSON lines as a collector's file exporter writes them.
  * The format is told by content, per object, not by file name.
  */
+import { Buffer } from 'node:buffer';
 import type { HrTime, SpanContext } from '@opentelemetry/api';
 import type { AnyValue } from '@opentelemetry/api-logs';
 import { isOtlpRequest, otlpRequestToRecords } from './otlp.js';
@@ -26,25 +27,44 @@ export class TelemetryParseError extends Error {
 
 type Json = Record<string, unknown>;
 
-function lineCol(text: string, offset: number): [number, number] {
+/**
+ * A telemetry file's contents as the reader scans them: its text, or its UTF-8 bytes. JSON's
+ * structural characters (braces, brackets, quote, backslash, whitespace) are ASCII, and in UTF-8
+ * every byte of a multi-byte character is 0x80 or above, so one scan over code units finds the
+ * same object boundaries in both; only the objects themselves are decoded from bytes.
+ */
+type Contents = string | Buffer;
+
+/** The code unit at `i`: a UTF-16 unit of text, a byte of UTF-8. */
+function unitAt(contents: Contents, i: number): number {
+  return typeof contents === 'string' ? contents.charCodeAt(i) : (contents[i] as number);
+}
+
+/** The text of `[start, end)`: bytes are decoded as UTF-8 (invalid sequences become U+FFFD, as reading the file as UTF-8 text does). */
+function textOf(contents: Contents, start: number, end: number): string {
+  return typeof contents === 'string' ? contents.slice(start, end) : contents.toString('utf8', start, end);
+}
+
+/** 1-based line and column (in UTF-16 units, as for the decoded text) of the code unit at `offset`. */
+function lineCol(contents: Contents, offset: number): [number, number] {
   let line = 1;
   let last = -1;
-  for (let i = text.indexOf('\n'); i !== -1 && i < offset; i = text.indexOf('\n', i + 1)) {
+  for (let i = contents.indexOf('\n'); i !== -1 && i < offset; i = contents.indexOf('\n', i + 1)) {
     line += 1;
     last = i;
   }
-  return [line, offset - last];
+  return [line, typeof contents === 'string' ? offset - last : textOf(contents, last + 1, offset).length + 1];
 }
 
 /**
  * End offset of the JSON value that starts at `from` (an object or array), exactly: strings and
  * escapes are honoured. Throws {@link TelemetryParseError} on unbalanced input.
  */
-function scanValue(text: string, file: string, from: number): number {
+function scanValue(contents: Contents, file: string, from: number): number {
   let depth = 0;
   let inString = false;
-  for (let i = from; i < text.length; i++) {
-    const c = text.charCodeAt(i);
+  for (let i = from; i < contents.length; i++) {
+    const c = unitAt(contents, i);
     if (inString) {
       if (c === 92) i++;
       else if (c === 34) inString = false;
@@ -57,15 +77,15 @@ function scanValue(text: string, file: string, from: number): number {
       if (depth === 0) return i + 1;
     }
   }
-  throw new TelemetryParseError(file, ...lineCol(text, from), 'truncated JSON object');
+  throw new TelemetryParseError(file, ...lineCol(contents, from), 'truncated JSON object');
 }
 
-function parseAt(text: string, file: string, start: number, end: number): unknown {
+function parseAt(contents: Contents, file: string, start: number, end: number): unknown {
   try {
-    return JSON.parse(text.slice(start, end));
+    return JSON.parse(textOf(contents, start, end));
   } catch {
     // The engine's message quotes the input, which may hold secrets: report the object's position only.
-    throw new TelemetryParseError(file, ...lineCol(text, start), 'invalid JSON in the object that starts here');
+    throw new TelemetryParseError(file, ...lineCol(contents, start), 'invalid JSON in the object that starts here');
   }
 }
 
@@ -76,12 +96,12 @@ function parseAt(text: string, file: string, start: number, end: number): unknow
  * indented). Anything else (OTLP JSON lines, compact or unindented JSON, CRLF) goes through the
  * exact scanner.
  */
-function valueEnd(text: string, file: string, pos: number): number {
-  if (text.charCodeAt(pos) === 123 && text.charCodeAt(pos + 1) === 10 && text.charCodeAt(pos + 2) === 32) {
-    const close = text.indexOf('\n}', pos);
+function valueEnd(contents: Contents, file: string, pos: number): number {
+  if (unitAt(contents, pos) === 123 && unitAt(contents, pos + 1) === 10 && unitAt(contents, pos + 2) === 32) {
+    const close = contents.indexOf('\n}', pos);
     if (close !== -1) return close + 2;
   }
-  return scanValue(text, file, pos);
+  return scanValue(contents, file, pos);
 }
 
 /** The parsed `[seconds, nanos]` pair itself (freshly parsed, owned by nobody else), when valid. */
@@ -190,37 +210,46 @@ function otlpObjectToRecords(o: Json, sink: TelemetryRecordSink): void {
 }
 
 /**
- * Read one telemetry file's text record by record into `sink`: the same records, in the same
+ * Read one telemetry file's contents record by record into `sink`: the same records, in the same
  * order, that {@link parseTelemetryText} appends to its batch. Each object is parsed and its
  * records handed over before the next object is read, so a sink that keeps only part of a record
  * lets the rest be collected young.
  *
- * @param text - the file contents: pretty SDK objects (qwen-code's outfile) or OTLP JSON lines
+ * @param contents - the file's contents, pretty SDK objects (qwen-code's outfile) or OTLP JSON
+ *   lines: its text, or its bytes as read from disk (UTF-8). Bytes are the cheaper of the two for
+ *   a large file: only one object at a time is decoded to a string, so no string of the whole file
+ *   is built (for a file with any non-Latin-1 character that string takes two bytes a character).
+ *   Decoding is as for reading the file as UTF-8 text: invalid sequences become U+FFFD; a byte
+ *   order mark is not skipped (it is a character between objects, an error, as in text).
  * @param file - the name used in error messages
  * @param sink - receives every record
  * @throws {@link TelemetryParseError} for malformed JSON or anything but whitespace between
- *   objects (with the line and column where the offending object or character starts), or a file
- *   with no telemetry at all; the records of the objects before the error have been handed over
+ *   objects (with the line and column, in characters of the decoded text, where the offending
+ *   object or character starts), or a file with no telemetry at all; the records of the objects
+ *   before the error have been handed over
  */
-export function readTelemetryText(text: string, file: string, sink: TelemetryRecordSink): void {
+export function readTelemetryText(contents: string | Uint8Array, file: string, sink: TelemetryRecordSink): void {
+  const units: Contents = typeof contents === 'string' || Buffer.isBuffer(contents) ? contents : Buffer.from(contents.buffer, contents.byteOffset, contents.byteLength);
   let objects = 0;
   let recognised = 0;
-  const n = text.length;
+  const n = units.length;
   let pos = 0;
   while (pos < n) {
-    const c = text.charCodeAt(pos);
+    const c = unitAt(units, pos);
     if (c === 32 || c === 10 || c === 13 || c === 9) {
       pos++;
       continue;
     }
     if (c !== 123 && c !== 91) {
-      throw new TelemetryParseError(file, ...lineCol(text, pos), `unexpected character ${JSON.stringify(text[pos])} between JSON objects`);
+      // (the character itself, decoded: from bytes, the first character of up to four of them)
+      const character = textOf(units, pos, typeof units === 'string' ? pos + 1 : Math.min(n, pos + 4))[0];
+      throw new TelemetryParseError(file, ...lineCol(units, pos), `unexpected character ${JSON.stringify(character)} between JSON objects`);
     }
-    const end = valueEnd(text, file, pos);
-    const value = parseAt(text, file, pos, end);
+    const end = valueEnd(units, file, pos);
+    const value = parseAt(units, file, pos, end);
     objects++;
     if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-      throw new TelemetryParseError(file, ...lineCol(text, pos), 'expected a JSON object');
+      throw new TelemetryParseError(file, ...lineCol(units, pos), 'expected a JSON object');
     }
     if (isOtlpRequest(value)) {
       otlpObjectToRecords(value, sink);
@@ -249,14 +278,14 @@ export function readTelemetryText(text: string, file: string, sink: TelemetryRec
  * attributes, appended to `into`. (`replay` reads through {@link readTelemetryText} instead and
  * keeps only what the replay reads: see `parseReplayInput`.)
  *
- * @param text - the file contents
+ * @param contents - the file's contents: its text, or its UTF-8 bytes (see {@link readTelemetryText})
  * @param file - the name used in error messages
  * @param into - the batch to append to @defaultValue a new empty batch
  * @returns `into`
  * @throws {@link TelemetryParseError} for malformed JSON or a file with no telemetry at all
  */
-export function parseTelemetryText(text: string, file: string, into: RecordBatch = emptyRecordBatch()): RecordBatch {
-  readTelemetryText(text, file, {
+export function parseTelemetryText(contents: string | Uint8Array, file: string, into: RecordBatch = emptyRecordBatch()): RecordBatch {
+  readTelemetryText(contents, file, {
     span: (s) => {
       into.spans.push(s);
     },

@@ -41,9 +41,13 @@ export interface ReplayInputOptions {
   readonly reportInputs?: boolean;
 }
 
-/** One telemetry file's text and the name used for it in error messages. */
+/** One telemetry file's contents and the name used for it in error messages. */
 export interface TelemetrySource {
-  readonly text: string;
+  /**
+   * The file's text, or its bytes as read from disk (UTF-8): the CLI passes bytes, which are
+   * decoded one object at a time (see `readTelemetryText`).
+   */
+  readonly text: string | Uint8Array;
   readonly file: string;
 }
 
@@ -289,7 +293,7 @@ class ProjectingReader implements TelemetryRecordSink {
  * With `profile: 'auto'` the profile is taken from the first records that look like one; if the
  * whole input then detects as another profile, the sources are read a second time for that one.
  *
- * @param sources - the files' texts, in order (as if concatenated into one batch)
+ * @param sources - the files' contents (text or UTF-8 bytes), in order (as if concatenated into one batch)
  * @param options - the profile (default `auto`), `batch-span` options, and whether to collect the
  *   shadow report's inputs
  * @returns the kept records and {@link WholeInputFacts}

@@ -1,4 +1,6 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
+import type { Dirent } from 'node:fs';
+import { join } from 'node:path';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import type { ReadableLogRecord } from '@opentelemetry/sdk-logs';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
@@ -11,6 +13,31 @@ export const FIXTURES = new URL('../../fixtures/qwen-code-0.24.4/', import.meta.
 
 export function fixturePath(name: string): string {
   return new URL(`${name}.outfile.json`, FIXTURES).pathname;
+}
+
+const CAPTURE_ROOTS = [new URL('../../fixtures/', import.meta.url).pathname, '/work/shared/fixtures/'];
+
+/**
+ * Every telemetry capture under this repository's `fixtures/` and, where this machine has it, the
+ * shared fixtures (qwen-code outfiles and OTLP JSON lines); a shared one is named `shared:<path>`.
+ */
+export function captures(): { name: string; path: string }[] {
+  const out: { name: string; path: string }[] = [];
+  const walk = (dir: string, root: string): void => {
+    let entries: Dirent[];
+    try {
+      entries = readdirSync(dir, { withFileTypes: true });
+    } catch {
+      return; // a root that is not there on this machine
+    }
+    for (const e of entries) {
+      const path = join(dir, e.name);
+      if (e.isDirectory()) walk(path, root);
+      else if (e.name.endsWith('.outfile.json') || e.name.endsWith('.otlp.jsonl')) out.push({ name: `${root === CAPTURE_ROOTS[0] ? '' : 'shared:'}${path.slice(root.length)}`, path });
+    }
+  };
+  for (const root of CAPTURE_ROOTS) walk(root, root);
+  return out;
 }
 
 /** A capture of `fixtures/qwen-code-0.24.4/` by name, or any telemetry file by absolute path. */

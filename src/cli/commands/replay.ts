@@ -54,16 +54,19 @@ export interface ReplayCommandOptions {
  */
 export const REPLAY_EXIT = { ok: 0, violation: 1, usage: 2, cannotJudge: 3, internal: 70 } as const;
 
-/** Read one input: a file path, or `-` for standard input. */
-async function readInput(file: string, io: CommandIo): Promise<string> {
+/**
+ * Read one input, a file path or `-` for standard input, as bytes: the reader decodes one JSON
+ * object at a time, so no string of the whole file is built.
+ */
+async function readInput(file: string, io: CommandIo): Promise<Buffer> {
   if (file === '-') {
     const stdin = io.stdin ?? process.stdin;
     const chunks: Buffer[] = [];
     for await (const chunk of stdin) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer));
-    return Buffer.concat(chunks).toString('utf8');
+    return Buffer.concat(chunks);
   }
   try {
-    return await readFile(file, 'utf8');
+    return await readFile(file);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     throw new UserError(`${file}: cannot read (${code ?? (err as Error).message})`);
