@@ -1,7 +1,8 @@
 /**
  * Reading a telemetry file from its UTF-8 bytes (what the CLI does) against reading its text:
  * the same records from every real capture, and the same errors at the same positions, counted in
- * characters of the decoded text, when characters before the error take more than one byte.
+ * characters of the decoded text, when characters before the error take more than one byte; and
+ * the Resource that objects of one writer share.
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
@@ -79,5 +80,29 @@ describe('errors from bytes: the same message and position as from the text', ()
     const fromBytes = parseTelemetryText(bytes, 'x.jsonl');
     expect(fromBytes).toEqual(parseTelemetryText(bytes.toString('utf8'), 'x.jsonl'));
     expect(fromBytes.logs[0]?.attributes.k).toBe('a\ufffd(b');
+  });
+});
+
+describe('the Resource of SDK objects (`resource._rawAttributes`)', () => {
+  const log = (resource: unknown[][], prompt: string) =>
+    JSON.stringify({ resource: { _rawAttributes: resource }, _hrTime: [1, 0], attributes: { 'event.name': 'qwen-code.api_request', prompt_id: prompt }, instrumentationScope: { name: 'qwen-code' } }, null, 2);
+  const A = [['service.name', 'qwen-code'], ['service.version', '0.24.4'], ['host.arch', 'x64']];
+  const B = [['service.name', 'qwen-code'], ['service.version', '0.25.0'], ['host.arch', 'x64']];
+
+  it('objects with equal pairs share one frozen Resource; a change is read as written', () => {
+    const text = [log(A, 'p1'), log(A, 'p2'), log(B, 'p3'), log(A, 'p4'), log([...A, ['__proto__', 'x']], 'p5')].join('\n');
+    for (const contents of [text, Buffer.from(text, 'utf8')]) {
+      const logs = parseTelemetryText(contents, 'r.json').logs;
+      const r = logs.map((l) => l.resource);
+      expect(r[1]).toBe(r[0]);
+      expect(r[0]?.attributes).toEqual({ 'service.name': 'qwen-code', 'service.version': '0.24.4', 'host.arch': 'x64' });
+      expect(Object.isFrozen(r[0]) && Object.isFrozen(r[0]?.attributes)).toBe(true);
+      expect(r[2]).not.toBe(r[1]);
+      expect(r[2]?.attributes['service.version']).toBe('0.25.0');
+      expect(r[3]?.attributes['service.version']).toBe('0.24.4');
+      // a pair named __proto__ is an own attribute, not the object's prototype
+      expect(Object.getPrototypeOf(r[4]?.attributes)).toBe(Object.prototype);
+      expect(Object.keys(r[4]?.attributes ?? {})).toEqual(['service.name', 'service.version', 'host.arch', '__proto__']);
+    }
   });
 });

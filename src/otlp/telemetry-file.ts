@@ -7,7 +7,7 @@ import { Buffer } from 'node:buffer';
 import type { HrTime, SpanContext } from '@opentelemetry/api';
 import type { AnyValue } from '@opentelemetry/api-logs';
 import { isOtlpRequest, otlpRequestToRecords } from './otlp.js';
-import { emptyRecordBatch, RecordedSpan } from './records.js';
+import { emptyRecordBatch, RecordedSpan, setAttribute } from './records.js';
 import type { RecordBatch, RecordedLog } from './records.js';
 
 /** A file that is not telemetry the reader understands. `message` names the file and position. */
@@ -123,19 +123,49 @@ function scopeName(o: Json): string {
   return typeof s === 'object' && s !== null && typeof (s as Json).name === 'string' ? ((s as Json).name as string) : '';
 }
 
-/** The Resource of an SDK-serialized object (`resource._rawAttributes` pairs or `resource.attributes`). */
-function resourceOf(o: Json): { attributes: Record<string, AnyValue> } | undefined {
+type ResourceView = { attributes: Record<string, AnyValue> };
+
+/**
+ * The Resource last read from `resource._rawAttributes` pairs, and those pairs: a writer's objects
+ * all carry the same Resource, so the next object's pairs are compared with these and, when equal,
+ * its records share this Resource (frozen) instead of each building its own.
+ */
+interface ResourceMemo {
+  raw: readonly unknown[] | undefined;
+  resource: ResourceView | undefined;
+}
+
+/** Whether two `_rawAttributes` arrays hold the same pairs of the same primitive values. */
+function samePairs(a: readonly unknown[], b: readonly unknown[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) {
+    const p = a[i];
+    const q = b[i];
+    if (!Array.isArray(p) || !Array.isArray(q) || p.length !== q.length || p[0] !== q[0] || p[1] !== q[1] || typeof p[1] === 'object') return false;
+  }
+  return true;
+}
+
+/**
+ * The Resource of an SDK-serialized object (`resource._rawAttributes` pairs or `resource.attributes`).
+ * From pairs equal to the previous object's, the previous object's Resource (frozen).
+ */
+function resourceOf(o: Json, memo: ResourceMemo): ResourceView | undefined {
   const r = o.resource;
   if (typeof r !== 'object' || r === null) return undefined;
   const raw = (r as Json)._rawAttributes;
   if (Array.isArray(raw)) {
+    if (memo.raw !== undefined && samePairs(raw, memo.raw)) return memo.resource;
     const attributes: Record<string, AnyValue> = {};
     for (const pair of raw) {
       if (Array.isArray(pair) && typeof pair[0] === 'string' && (typeof pair[1] === 'string' || typeof pair[1] === 'number' || typeof pair[1] === 'boolean')) {
-        attributes[pair[0]] = pair[1];
+        setAttribute(attributes, pair[0], pair[1]);
       }
     }
-    return { attributes };
+    const resource: ResourceView = Object.freeze({ attributes: Object.freeze(attributes) });
+    memo.raw = raw;
+    memo.resource = resource;
+    return resource;
   }
   const attrs = (r as Json).attributes;
   return typeof attrs === 'object' && attrs !== null && !Array.isArray(attrs) ? { attributes: attrs as Record<string, AnyValue> } : undefined;
@@ -143,7 +173,8 @@ function resourceOf(o: Json): { attributes: Record<string, AnyValue> } | undefin
 
 /**
  * Receives the records of a telemetry text one at a time, in file order, as
- * {@link readTelemetryText} reads them. Each record is fresh: nobody else holds it or its parts.
+ * {@link readTelemetryText} reads them. Each record is fresh: nobody else holds it or its parts, but
+ * for its Resource, which records of the same Resource may share (then frozen).
  */
 export interface TelemetryRecordSink {
   /** A finished span. */
@@ -157,7 +188,7 @@ export interface TelemetryRecordSink {
 }
 
 /** One SDK-serialized object (span, log record or metric export) into `sink`. */
-function sdkObjectToRecords(o: Json, sink: TelemetryRecordSink): boolean {
+function sdkObjectToRecords(o: Json, sink: TelemetryRecordSink, memo: ResourceMemo): boolean {
   const attrs = (typeof o.attributes === 'object' && o.attributes !== null ? o.attributes : {}) as Record<string, AnyValue>;
   const endTime = hr(o.endTime);
   if (typeof o.name === 'string' && endTime !== undefined) {
@@ -176,7 +207,7 @@ function sdkObjectToRecords(o: Json, sink: TelemetryRecordSink): boolean {
         startTime: hr(o.startTime) ?? endTime,
         endTime,
         scopeName: scopeName(o),
-        resource: resourceOf(o),
+        resource: resourceOf(o, memo),
       }),
     );
     return true;
@@ -190,7 +221,7 @@ function sdkObjectToRecords(o: Json, sink: TelemetryRecordSink): boolean {
       eventName: typeof o.eventName === 'string' ? o.eventName : typeof o._eventName === 'string' ? o._eventName : undefined,
       instrumentationScope: { name: scopeName(o) },
       body: (o._body ?? o.body) as AnyValue,
-      resource: resourceOf(o),
+      resource: resourceOf(o, memo),
     });
     return true;
   }
@@ -232,6 +263,7 @@ export function readTelemetryText(contents: string | Uint8Array, file: string, s
   const units: Contents = typeof contents === 'string' || Buffer.isBuffer(contents) ? contents : Buffer.from(contents.buffer, contents.byteOffset, contents.byteLength);
   let objects = 0;
   let recognised = 0;
+  const memo: ResourceMemo = { raw: undefined, resource: undefined };
   const n = units.length;
   let pos = 0;
   while (pos < n) {
@@ -254,7 +286,7 @@ export function readTelemetryText(contents: string | Uint8Array, file: string, s
     if (isOtlpRequest(value)) {
       otlpObjectToRecords(value, sink);
       recognised++;
-    } else if (sdkObjectToRecords(value as Json, sink)) {
+    } else if (sdkObjectToRecords(value as Json, sink, memo)) {
       recognised++;
     } else {
       sink.ignored();
