@@ -214,3 +214,37 @@ describe('evicted keys stay dead in bounded memory', () => {
     for (let i = 0; i < 50_000; i++) expect(f.has(`fresh-${i}`)).toBe(false);
   });
 });
+
+describe('the last-lookup cache never answers for an entry that left the table (fast-check)', () => {
+  type Op =
+    | { readonly op: 'admit' | 'get'; readonly key: number }
+    | { readonly op: 'forget'; readonly key: number; readonly how: 'finished' | 'evicted' | 'dropped' }
+    | { readonly op: 'weigh'; readonly key: number; readonly bytes: number };
+  const key = fc.integer({ min: 0, max: 5 });
+  const op: fc.Arbitrary<Op> = fc.oneof(
+    fc.record({ op: fc.constantFrom('admit' as const, 'get' as const), key }),
+    fc.record({ op: fc.constant('forget' as const), key, how: fc.constantFrom('finished' as const, 'evicted' as const, 'dropped' as const) }),
+    fc.record({ op: fc.constant('weigh' as const), key, bytes: fc.integer({ min: 0, max: 60 }) }),
+  );
+
+  it('after every operation, get(key) is the table itself for every key', () => {
+    fc.assert(
+      fc.property(fc.array(op, { maxLength: 60 }), fc.boolean(), (ops, tombstones) => {
+        const r = new PromptRegistry<Entry & { heldBytes?: number }>({ maxEntries: 3, maxBytes: 100, now: () => 0, tombstones: tombstones ? TOMBSTONES : undefined });
+        const table = (r as unknown as { _entries: Map<string, Entry> })._entries;
+        for (const o of ops) {
+          const k = `p${o.key}`;
+          if (o.op === 'admit') r.admit(k, () => ({ lastSeenMillis: 0 }));
+          else if (o.op === 'get') r.get(k);
+          else if (o.op === 'forget') r.forget(k, o.how);
+          else {
+            const e = r.get(k);
+            if (e !== undefined) r.weigh(k, e, o.bytes);
+          }
+          for (let i = 0; i <= 5; i++) expect(r.get(`p${i}`)).toBe(table.get(`p${i}`));
+        }
+      }),
+      { numRuns: 500 },
+    );
+  });
+});

@@ -41,11 +41,16 @@ export class BoundedSet<T> {
   }
 }
 
-/** A `Map` that forgets its oldest entries, keeping at most `max`. */
+/**
+ * A `Map` that forgets its oldest entries, keeping at most `max`. The last key found by `get` is
+ * remembered with its value (a run of lookups of one key probes no hash table).
+ */
 export class BoundedMap<K, V> {
   private readonly _half: number;
   private _young = new Map<K, V>();
   private _old: Map<K, V> | undefined;
+  private _lastKey: K | undefined;
+  private _lastValue: V | undefined;
 
   constructor(max: number) {
     this._half = Math.max(1, Math.ceil(max / 2));
@@ -56,17 +61,29 @@ export class BoundedMap<K, V> {
     if (this._young.size >= this._half) {
       this._old = this._young;
       this._young = new Map();
+      this._lastKey = undefined; // it may have been in the generation just dropped
+      this._lastValue = undefined;
+    } else if (k === this._lastKey) {
+      this._lastValue = v;
     }
   }
 
   get(k: K): V | undefined {
-    const v = this._young.get(k);
-    if (v !== undefined) return v;
-    return this._old?.get(k);
+    if (k === this._lastKey && k !== undefined) return this._lastValue;
+    const v = this._young.get(k) ?? this._old?.get(k);
+    if (v !== undefined) {
+      this._lastKey = k;
+      this._lastValue = v;
+    }
+    return v;
   }
 
   delete(k: K): void {
     this._young.delete(k);
     this._old?.delete(k);
+    if (k === this._lastKey) {
+      this._lastKey = undefined;
+      this._lastValue = undefined;
+    }
   }
 }

@@ -58,6 +58,13 @@ export class PromptRegistry<E extends RegistryEntry> {
   private _epoch: number | undefined;
   private _lastStamp = 0;
   private _bytes = 0;
+  /**
+   * The last entry {@link PromptRegistry.get} found, and its key: the records of one batch come one
+   * after another, so most lookups are of the key just looked up (then no hash-table probe, whose
+   * memory is cold when many keys are held). Cleared whenever an entry leaves the table.
+   */
+  private _lastKey: string | undefined;
+  private _lastEntry: E | undefined;
 
   constructor(settings: PromptRegistrySettings) {
     this._settings = settings;
@@ -82,12 +89,13 @@ export class PromptRegistry<E extends RegistryEntry> {
    * nothing was removed (the common case, on the hot path: no allocation).
    */
   weigh(key: string, entry: E, bytes: number): Array<readonly [string, E]> | undefined {
-    if (entry.heldBytes === bytes || this._entries.get(key) !== entry) return undefined;
+    if (entry.heldBytes === bytes || this.get(key) !== entry) return undefined;
     this._bytes += bytes - (entry.heldBytes ?? 0);
     entry.heldBytes = bytes;
     const max = this._settings.maxBytes;
     if (max === undefined || this._bytes <= max) return undefined;
     const removed: Array<readonly [string, E]> = [];
+    this._forgetLast();
     for (const [k, v] of this._entries) {
       if (this._bytes <= max) break;
       if (k === key) continue;
@@ -126,7 +134,18 @@ export class PromptRegistry<E extends RegistryEntry> {
   }
 
   get(key: string): E | undefined {
-    return this._entries.get(key);
+    if (key === this._lastKey) return this._lastEntry;
+    const entry = this._entries.get(key);
+    if (entry !== undefined) {
+      this._lastKey = key;
+      this._lastEntry = entry;
+    }
+    return entry;
+  }
+
+  private _forgetLast(): void {
+    this._lastKey = undefined;
+    this._lastEntry = undefined;
   }
 
   /** Whether the key finished (while remembered) or was evicted (always; or a false positive). */
@@ -142,7 +161,7 @@ export class PromptRegistry<E extends RegistryEntry> {
    * in `trimmed`: the caller records them with {@link PromptRegistry.forget} as evicted.
    */
   admit(key: string, create: () => E | undefined): Admission<E> {
-    const existing = this._entries.get(key);
+    const existing = this.get(key);
     if (existing !== undefined) return { status: 'existing', entry: existing, trimmed: NOTHING };
     const dead = this.tombstone(key);
     if (dead !== undefined) return { status: dead, entry: undefined, trimmed: NOTHING };
@@ -164,6 +183,7 @@ export class PromptRegistry<E extends RegistryEntry> {
     if (map.size < max) return [];
     const drop = Math.max(1, map.size - max + 1, Math.floor(max / 8));
     const removed: Array<readonly [string, E]> = [];
+    this._forgetLast();
     for (const [k, v] of map) {
       if (removed.length >= drop) break;
       map.delete(k);
@@ -179,6 +199,7 @@ export class PromptRegistry<E extends RegistryEntry> {
    */
   forget(key: string, how: 'finished' | 'evicted' | 'dropped'): void {
     const entry = this._entries.get(key);
+    if (key === this._lastKey) this._forgetLast();
     if (entry !== undefined) {
       this._bytes -= entry.heldBytes ?? 0;
       this._entries.delete(key);

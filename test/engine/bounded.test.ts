@@ -1,0 +1,48 @@
+/**
+ * The engines' bounded collections: a `BoundedMap` answers as its two generations do, whatever
+ * sequence of sets, gets and deletes (its last-lookup cache included), and keeps between max/2 and
+ * max entries.
+ */
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { BoundedMap } from '../../src/engine/bounded.js';
+
+describe('BoundedMap', () => {
+  type Op = { readonly op: 'set'; readonly key: number; readonly value: number } | { readonly op: 'get' | 'delete'; readonly key: number };
+  const key = fc.integer({ min: 0, max: 7 });
+  const op: fc.Arbitrary<Op> = fc.oneof(
+    fc.record({ op: fc.constant('set' as const), key, value: fc.integer() }),
+    fc.record({ op: fc.constantFrom('get' as const, 'delete' as const), key }),
+  );
+
+  it('get is always what the generations hold (fast-check)', () => {
+    fc.assert(
+      fc.property(fc.array(op, { maxLength: 80 }), fc.integer({ min: 1, max: 8 }), (ops, max) => {
+        const m = new BoundedMap<string, number>(max);
+        const gens = m as unknown as { _young: Map<string, number>; _old: Map<string, number> | undefined };
+        for (const o of ops) {
+          const k = `k${o.key}`;
+          if (o.op === 'set') m.set(k, o.value);
+          else if (o.op === 'get') m.get(k);
+          else m.delete(k);
+          for (let i = 0; i <= 7; i++) expect(m.get(`k${i}`)).toBe(gens._young.get(`k${i}`) ?? gens._old?.get(`k${i}`));
+        }
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it.each([
+    { desc: 'a value set again is the new value', steps: [['set', 'a', 1], ['get', 'a', 1], ['set', 'a', 2], ['get', 'a', 2]] },
+    { desc: 'a deleted key is gone, though just looked up', steps: [['set', 'a', 1], ['get', 'a', 1], ['delete', 'a'], ['get', 'a', undefined]] },
+    // max 4: generations of two entries; the fourth set drops the generation of the first two
+    { desc: 'a key looked up, then dropped with its generation, is gone', steps: [['set', 'a', 1], ['get', 'a', 1], ['set', 'b', 2], ['set', 'c', 3], ['get', 'a', 1], ['set', 'd', 4], ['get', 'a', undefined], ['get', 'b', undefined], ['get', 'c', 3], ['get', 'd', 4]] },
+  ] as const)('$desc', ({ steps }) => {
+    const m = new BoundedMap<string, number>(4);
+    for (const [op, k, v] of steps as readonly (readonly [string, string, number?])[]) {
+      if (op === 'set') m.set(k, v as number);
+      else if (op === 'delete') m.delete(k);
+      else expect(m.get(k)).toBe(v);
+    }
+  });
+});
