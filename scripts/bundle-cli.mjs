@@ -17,7 +17,7 @@
 // `claude-code-hook` loads neither (test/cli-bundle.test.ts checks it).
 import { build } from 'esbuild';
 import { chmodSync, existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { dirname, join, relative } from 'node:path';
+import { dirname, join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -39,9 +39,13 @@ const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
  *   unreachable; echarts alone is ~10 MB and @grpc/grpc-js loads @grpc/proto-loader and its
  *   protobuf stack.
  * - optionalDependencies (none today): by definition they may be absent or native.
+ * - protobufjs (with `long`), together with our generated OTLP decoders (see SHARED_FILES): only
+ *   `serve` loads them, once per long-running process; both are installed anyway (a dependency, and
+ *   dist/otlp/generated/ for the `./serve` and `./replay` entries), so inlining them would add
+ *   0.5 MB to the install (W, bench/install-weight.mjs) to save one start-up.
  *
- * Inlined: `dependencies` (always installed, pure JavaScript: the OpenTelemetry core, resources and
- * sdk-metrics, commander, protobufjs) and the required peers (@opentelemetry/api, api-logs,
+ * Inlined: the other `dependencies` (always installed, pure JavaScript: the OpenTelemetry core,
+ * resources and sdk-metrics, commander) and the required peers (@opentelemetry/api, api-logs,
  * sdk-logs, sdk-trace-base: npm installs them, pure JavaScript). Their many small CommonJS files
  * are what the bundle saves. The CLI is its own process, so its inlined @opentelemetry/api is the
  * only one registering the API globals, except that an external exporter loads the installed API,
@@ -51,9 +55,31 @@ export function externalPackages(manifest = pkg) {
   const optionalPeers = Object.entries(manifest.peerDependenciesMeta ?? {})
     .filter(([, meta]) => meta?.optional === true)
     .map(([name]) => name);
-  const names = [...new Set([...optionalPeers, ...Object.keys(manifest.optionalDependencies ?? {})])].sort();
+  const names = [...new Set([...optionalPeers, ...Object.keys(manifest.optionalDependencies ?? {}), 'protobufjs'])].sort();
   return names.flatMap((name) => [name, `${name}/*`]);
 }
+
+/**
+ * Our own tsc output that stays a file of its own, imported by the bundle from where the package
+ * ships it: the generated OTLP protobuf decoders (0.45 MB; they import protobufjs, which is external
+ * for the same reason, and must share its one copy: they check `instanceof Reader`).
+ * Path relative to dist/.
+ */
+const SHARED_FILES = ['otlp/generated/otlp-proto.js'];
+/** Every chunk lives in dist/bin/chunks/, two levels below dist/. */
+const CHUNK_TO_DIST = '../../';
+
+/** An esbuild plugin resolving SHARED_FILES to an external import of dist/<file> from a chunk. */
+const sharedFiles = {
+  name: 'shared-dist-files',
+  setup(b) {
+    b.onResolve({ filter: /\.js$/ }, (args) => {
+      if (!args.path.startsWith('.')) return undefined;
+      const target = relative(join(ROOT, 'dist'), join(args.resolveDir, args.path)).split(sep).join('/');
+      return SHARED_FILES.includes(target) ? { path: `${CHUNK_TO_DIST}${target}`, external: true } : undefined;
+    });
+  },
+};
 
 // Bundled CommonJS (the OpenTelemetry SDK, protobufjs, commander) calls `require('node:…')`; an ES
 // module has no `require`, so every output file defines one. esbuild's CommonJS shim picks it up.
@@ -73,7 +99,11 @@ async function main() {
     platform: 'node',
     // The oldest Node the package supports (package.json engines: ^18.19.0 || >=20.6.0).
     target: 'node18.19',
+    // Prefer a package's ES module build ("module"): esbuild can drop what we do not use from it
+    // (the CommonJS build of @opentelemetry/semantic-conventions alone is 190 kB of constants).
+    mainFields: ['module', 'main'],
     external: externalPackages(),
+    plugins: [sharedFiles],
     banner: { js: BANNER },
     // Readable stack traces: identifiers keep their names (no mangling), `.name` survives the
     // renames esbuild makes when two modules' top-level names collide, and the code stays on
@@ -92,6 +122,12 @@ async function main() {
   if (result.warnings.length > 0) {
     for (const w of result.warnings) console.error(`bundle-cli: warning: ${w.text}${w.location ? ` (${w.location.file}:${w.location.line})` : ''}`);
     throw new Error(`bundle-cli: ${result.warnings.length} esbuild warning(s); the bundle may not behave like dist/cli/main.js`);
+  }
+  // SHARED_FILES are imported by a relative path that is right only from dist/bin/chunks/.
+  for (const [out, o] of Object.entries(result.metafile.outputs)) {
+    const shared = o.imports.filter((i) => i.external && i.path.startsWith(CHUNK_TO_DIST));
+    if (shared.length > 0 && dirname(join(ROOT, out)) !== join(OUT_DIR, 'chunks')) throw new Error(`bundle-cli: ${out} imports ${shared[0].path}, which resolves only from dist/bin/chunks/`);
+    for (const i of shared) if (!existsSync(join(OUT_DIR, 'chunks', i.path))) throw new Error(`bundle-cli: ${out} imports ${i.path}, which is missing`);
   }
   const entry = join(OUT_DIR, `${BIN_NAME}.js`);
   const text = readFileSync(entry, 'utf8');

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { accessSync, constants, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { basename, join } from 'node:path';
+import { basename, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 
@@ -91,15 +91,16 @@ describe('the bundled CLI (package.json bin)', () => {
     expect(r).toEqual({ code: 0, stdout: `${PKG.version}\n`, stderr: '' });
   });
 
-  it('leaves every optional peer package a real import (never inlined), so a missing one gets its install hint', () => {
+  it('leaves every optional peer package (and protobufjs) a real import, so a missing one gets its install hint', () => {
     const optional = Object.entries(PKG.peerDependenciesMeta)
       .filter(([, m]) => m.optional === true)
       .map(([name]) => name);
+    optional.push('protobufjs/minimal.js');
     expect(optional.length).toBeGreaterThan(0);
     const dir = join(ROOT, 'dist/bin/chunks');
     const text = [BIN, ...readdirFiles(dir)].map((f) => readFileSync(f, 'utf8')).join('\n');
     // echarts is imported through a parameter (its specifier is a default value), the others by name.
-    for (const name of optional.filter((n) => n !== 'echarts')) expect(text, name).toMatch(new RegExp(`(from |import\\()"${name.replace('/', '\\/')}"`));
+    for (const name of optional.filter((n) => n !== 'echarts')) expect(text, name).toMatch(new RegExp(`(from |import\\()"${name.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}"`));
     expect(text).toContain('specifier = "echarts"');
   });
 
@@ -113,6 +114,7 @@ describe('the bundled CLI (package.json bin)', () => {
       skips: ['serve', 'claude-code-hook', 'otlp-grpc-receiver'],
       decoders: false,
       http: false,
+      outside: [],
     },
     {
       command: 'claude-code-hook (every Claude Code tool call)',
@@ -123,6 +125,7 @@ describe('the bundled CLI (package.json bin)', () => {
       skips: ['serve', 'replay', 'otlp-grpc-receiver', 'claude-code-hook-telemetry'],
       decoders: false,
       http: false,
+      outside: [],
     },
     {
       // the control: the probe does see serve's receiver and decoders when serve runs
@@ -134,8 +137,10 @@ describe('the bundled CLI (package.json bin)', () => {
       skips: ['replay', 'claude-code-hook', 'otlp-grpc-receiver'],
       decoders: true,
       http: true,
+      // the decoders the package ships for ./serve and ./replay, and the protobufjs they share
+      outside: ['dist/otlp/generated/otlp-proto.js', 'node_modules/protobufjs/minimal.js'],
     },
-  ])('$command loads its own chunk and no other command', async ({ args, input, code, loads, skips, decoders, http }) => {
+  ])('$command loads its own chunk and no other command', async ({ args, input, code, loads, skips, decoders, http, outside }) => {
     const r = await runProbed(args, input);
     expect(r.code, r.stderr).toBe(code);
     expect(r.loaded[0]).toBe(`file://${BIN}`);
@@ -143,8 +148,9 @@ describe('the bundled CLI (package.json bin)', () => {
     for (const name of skips) expect(chunk(r.loaded, name), name).toEqual([]);
     expect(decoderFiles(r.loaded).length > 0).toBe(decoders);
     expect(r.loaded.includes('node:http')).toBe(http);
-    // Everything it runs is in the bundle: no package is resolved from node_modules.
-    expect(r.loaded.filter((u) => !u.startsWith('node:') && !u.startsWith(`file://${join(ROOT, 'dist/bin/')}`))).toEqual([]);
+    // Everything else it runs is in the bundle: no other file, no package resolved from node_modules.
+    const notBundled = r.loaded.filter((u) => !u.startsWith('node:') && !u.startsWith(`file://${join(ROOT, 'dist/bin/')}`));
+    expect(notBundled.map((u) => relative(ROOT, fileURLToPath(u))).sort()).toEqual(outside);
   });
 
   it.each([
