@@ -46,8 +46,8 @@ const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
  *
  * Inlined: the other `dependencies` (always installed, pure JavaScript: the OpenTelemetry core,
  * resources and sdk-metrics, commander) and the required peers (@opentelemetry/api, api-logs,
- * sdk-logs, sdk-trace-base: npm installs them, pure JavaScript). Their many small CommonJS files
- * are what the bundle saves. The CLI is its own process, so its inlined @opentelemetry/api is the
+ * sdk-logs, sdk-trace-base: npm installs them, pure JavaScript). Their many small files are what
+ * the bundle saves. The CLI is its own process, so its inlined @opentelemetry/api is the
  * only one registering the API globals, except that an external exporter loads the installed API,
  * which shares those globals by their versioned Symbol.for key (the peer range pins 1.9.x).
  */
@@ -90,6 +90,7 @@ async function main() {
   // Chunk names carry content hashes: start empty so no chunk of an earlier build lingers.
   rmSync(OUT_DIR, { recursive: true, force: true });
   const result = await build({
+    absWorkingDir: ROOT, // metafile paths are relative to it
     entryPoints: { [BIN_NAME]: ENTRY },
     outdir: OUT_DIR,
     chunkNames: 'chunks/[name]-[hash]',
