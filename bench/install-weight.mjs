@@ -76,7 +76,7 @@ function smokeTest(project, log) {
   const pkg = 'repeated-tool-failure-guard';
   const imports = run(['--input-type=module', '-e', `for (const e of ['', '/core', '/replay', '/serve']) await import('${pkg}' + e);`]);
   if (imports.code !== 0) problems.push(`import: ${imports.out.trim().split('\n')[0]}`);
-  const cli = join(project, 'node_modules', pkg, 'dist/cli/main.js');
+  const cli = join(project, 'node_modules', pkg, 'dist/bin/repeated-tool-failure-guard.js');
   // the captures are the repository's (the package does not ship them)
   const replay = run([cli, 'replay', join(ROOT, 'fixtures/qwen-code-0.24.4/acp-enforce.outfile.json')]);
   if (replay.code !== 0) problems.push(`replay exited ${replay.code}: ${replay.out.trim().split('\n')[0]}`);

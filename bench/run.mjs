@@ -459,7 +459,7 @@ async function p3Measure(gen, text, file) {
   // replaying it, writing the decisions) against a fresh node that reads the same file as text and
   // JSON.parse-s each object. Beside it: the same against a baseline that reads the bytes and decodes
   // object by object (the cheaper reading the CLI does), and an empty node's start.
-  const cli = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));
+  const cli = fileURLToPath(new URL('../dist/bin/repeated-tool-failure-guard.js', import.meta.url));
   console.error(`P3: the CLI in a fresh process vs JSON.parse in a fresh process on ${fmt(mb(bytes), 1)} MB (${pieces.length} objects, ${gen.copies} sessions) ...`);
   const cr = [];
   const crb = [];

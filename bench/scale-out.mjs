@@ -40,7 +40,7 @@ const CLIENTS = 4;
 const GRACE_MILLIS = Number(arg('grace-millis', '90000'));
 const REPO = fileURLToPath(new URL('..', import.meta.url));
 const COLLECTOR = `${REPO}collector/build/otelcol-guard`;
-const CLI = `${REPO}dist/cli/main.js`;
+const CLI = `${REPO}dist/bin/repeated-tool-failure-guard.js`;
 const TICKS_PER_SECOND = 100; // /proc/<pid>/stat clock ticks (USER_HZ)
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));

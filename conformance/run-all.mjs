@@ -2,7 +2,7 @@
 /* global process, console */
 /**
  * Runs every conformance scenario against the real qwen-code CLI, checks what the real client did,
- * and compares our replay (`dist/cli/main.js replay --compare --format json`) with the in-tree
+ * and compares our replay (`dist/bin/repeated-tool-failure-guard.js replay --compare --format json`) with the in-tree
  * guard's own decisions (ACP) or with the decisions the design requires (headless).
  *
  * Usage: node conformance/run-all.mjs [--out <dir>] [scenario-name ...]
@@ -32,7 +32,7 @@ import {
 const here = dirname(fileURLToPath(import.meta.url));
 const repoRoot = resolve(here, '..');
 /** Our CLI; `RTFG_REPLAY_CLI` points the comparison at another build. */
-const OUR_CLI = resolve(process.env.RTFG_REPLAY_CLI ?? join(repoRoot, 'dist/cli/main.js'));
+const OUR_CLI = resolve(process.env.RTFG_REPLAY_CLI ?? join(repoRoot, 'dist/bin/repeated-tool-failure-guard.js'));
 /** The only qwen-code version agreement is claimed for. */
 const PINNED_VERSION = '0.24.4';
 /**

@@ -16,7 +16,7 @@ import type { ClaudeCodeHookInput } from '../src/profiles/claude-code/hook-input
 import type { GuardMode } from '../src/core/failure/types.js';
 
 const run = promisify(execFile);
-const CLI = resolve('dist/cli/main.js');
+const CLI = resolve('dist/bin/repeated-tool-failure-guard.js');
 
 /** Hook inputs shaped like the ones Claude Code 2.1.328 sends (fixtures/claude-code-2.1.328/*.hooks.jsonl). */
 const common = (prompt = 'prompt-1', session = 'session-1') => ({

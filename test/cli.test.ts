@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { fixturePath } from './helpers/recorded.js';
 
 // `npm test` builds first (pretest), so the CLI is tested as users run it.
-const MAIN = new URL('../dist/cli/main.js', import.meta.url).pathname;
+const MAIN = new URL('../dist/bin/repeated-tool-failure-guard.js', import.meta.url).pathname;
 
 function cli(...args: string[]) {
   return cliWithInput(undefined, ...args);

@@ -116,7 +116,7 @@ describe('replay of the recorded GenAI captures (pydantic-ai 2.68.0, Strands Age
   });
 
   it('the CLI: `replay --format json` on a capture, no --profile, prints the design\'s decisions', () => {
-    const main = new URL('../dist/cli/main.js', import.meta.url).pathname;
+    const main = new URL('../dist/bin/repeated-tool-failure-guard.js', import.meta.url).pathname;
     const file = join('fixtures', 'genai', 'pydantic-ai-2.68.0', 'parallel-batch.v5.otlp.jsonl');
     const r = spawnSync(process.execPath, [main, 'replay', '--format', 'json', file], { encoding: 'utf8', timeout: 30_000 });
     expect(r.status).toBe(0);
@@ -127,7 +127,7 @@ describe('replay of the recorded GenAI captures (pydantic-ai 2.68.0, Strands Age
   });
 
   it('the CLI: `replay --report` on a GenAI capture writes the shadow report (route agent_run), no raw data in it', () => {
-    const main = new URL('../dist/cli/main.js', import.meta.url).pathname;
+    const main = new URL('../dist/bin/repeated-tool-failure-guard.js', import.meta.url).pathname;
     const out = join(mkdtempSync(join(tmpdir(), 'rtfg-genai-report-')), 'report.html');
     const file = join('fixtures', 'genai', 'strands-agents-1.62.0', 'success-reset.latest.otlp.jsonl');
     const r = spawnSync(process.execPath, [main, 'replay', '--report', out, file], { encoding: 'utf8', timeout: 60_000 });

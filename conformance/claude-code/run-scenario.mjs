@@ -32,7 +32,7 @@ export const PINNED_VERSION = '2.1.328';
 export const CLAUDE_CLI = resolve(process.env.CLAUDE_CODE_CLI ?? join(here, 'node_modules/.bin/claude'));
 
 /** Our CLI (the hook command); `RTFG_REPLAY_CLI` points at another build. */
-export const OUR_CLI = resolve(process.env.RTFG_REPLAY_CLI ?? join(repoRoot, 'dist/cli/main.js'));
+export const OUR_CLI = resolve(process.env.RTFG_REPLAY_CLI ?? join(repoRoot, 'dist/bin/repeated-tool-failure-guard.js'));
 
 /**
  * A scenario file (see conformance/README.md, "Claude Code").

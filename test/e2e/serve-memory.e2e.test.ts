@@ -18,7 +18,7 @@ import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '
 import { describe, expect, it } from 'vitest';
 import { modelRequest, toolCall } from '../helpers/generators.js';
 
-const MAIN = new URL('../../dist/cli/main.js', import.meta.url).pathname;
+const MAIN = new URL('../../dist/bin/repeated-tool-failure-guard.js', import.meta.url).pathname;
 const MiB = 1024 * 1024;
 const BODIES = 120;
 const BUDGET = 32 * MiB;

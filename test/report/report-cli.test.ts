@@ -7,7 +7,7 @@ import { fixturePath } from '../helpers/recorded.js';
 import { failingBatches, scenarioOtlpJsonLines } from '../helpers/report-scenario.js';
 
 // `npm test` builds first (pretest): the CLI is tested as users run it.
-const MAIN = new URL('../../dist/cli/main.js', import.meta.url).pathname;
+const MAIN = new URL('../../dist/bin/repeated-tool-failure-guard.js', import.meta.url).pathname;
 
 const tmp = () => mkdtempSync(join(tmpdir(), 'rtfg-report-'));
 

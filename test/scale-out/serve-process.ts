@@ -1,5 +1,5 @@
 /**
- * `serve` replicas as child processes (`node dist/cli/main.js serve …`), so a test can kill one
+ * `serve` replicas as child processes (`node dist/bin/repeated-tool-failure-guard.js serve …`), so a test can kill one
  * for real (SIGKILL) and start it again on the same port.
  */
 import { spawn } from 'node:child_process';
