@@ -7,26 +7,39 @@
  * time from a `Map` is not O(1) in V8: iteration walks the deleted slots.)
  */
 
-/** A `Set` that forgets its oldest entries, keeping at most `max`. */
+/**
+ * A `Set` that forgets its oldest entries, keeping at most `max`. The last value added or found is
+ * remembered (a run of operations on one value probes no hash table).
+ */
 export class BoundedSet<T> {
   private readonly _half: number;
   private _young = new Set<T>();
   private _old: Set<T> | undefined;
+  /** A value known to be in the young generation (`undefined`: none). */
+  private _lastYoung: T | undefined;
 
   constructor(max: number) {
     this._half = Math.max(1, Math.ceil(max / 2));
   }
 
   add(v: T): void {
-    if (this._young.has(v)) return;
+    if (v === this._lastYoung && v !== undefined) return;
+    if (this._young.has(v)) {
+      this._lastYoung = v;
+      return;
+    }
     this._young.add(v);
     if (this._young.size >= this._half) {
       this._old = this._young;
       this._young = new Set();
+      this._lastYoung = undefined;
+    } else {
+      this._lastYoung = v;
     }
   }
 
   has(v: T): boolean {
+    if (v === this._lastYoung && v !== undefined) return true;
     return this._young.has(v) || (this._old?.has(v) ?? false);
   }
 
@@ -38,6 +51,7 @@ export class BoundedSet<T> {
   delete(v: T): void {
     this._young.delete(v);
     this._old?.delete(v);
+    if (v === this._lastYoung) this._lastYoung = undefined;
   }
 }
 

@@ -1,11 +1,10 @@
 /**
- * The engines' bounded collections: a `BoundedMap` answers as its two generations do, whatever
- * sequence of sets, gets and deletes (its last-lookup cache included), and keeps between max/2 and
- * max entries.
+ * The engines' bounded collections: a `BoundedMap` and a `BoundedSet` answer as their two
+ * generations do, whatever the sequence of operations (their last-lookup caches included).
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { BoundedMap } from '../../src/engine/bounded.js';
+import { BoundedMap, BoundedSet } from '../../src/engine/bounded.js';
 
 describe('BoundedMap', () => {
   type Op = { readonly op: 'set'; readonly key: number; readonly value: number } | { readonly op: 'get' | 'delete'; readonly key: number };
@@ -44,5 +43,42 @@ describe('BoundedMap', () => {
       else if (op === 'delete') m.delete(k);
       else expect(m.get(k)).toBe(v);
     }
+  });
+});
+
+describe('BoundedSet', () => {
+  type Op = { readonly op: 'add' | 'has' | 'delete'; readonly value: number };
+  const op: fc.Arbitrary<Op> = fc.record({ op: fc.constantFrom('add' as const, 'has' as const, 'delete' as const), value: fc.integer({ min: 0, max: 7 }) });
+
+  it('has is always what the generations hold, and an added value is held (fast-check)', () => {
+    fc.assert(
+      fc.property(fc.array(op, { maxLength: 80 }), fc.integer({ min: 1, max: 8 }), (ops, max) => {
+        const s = new BoundedSet<string>(max);
+        const gens = s as unknown as { _young: Set<string>; _old: Set<string> | undefined };
+        for (const o of ops) {
+          const v = `v${o.value}`;
+          if (o.op === 'add') {
+            s.add(v);
+            expect(s.has(v)).toBe(true);
+          } else if (o.op === 'has') s.has(v);
+          else s.delete(v);
+          for (let i = 0; i <= 7; i++) expect(s.has(`v${i}`)).toBe(gens._young.has(`v${i}`) || (gens._old?.has(`v${i}`) ?? false));
+          expect(s.size).toBeLessThanOrEqual(max + 1);
+        }
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it('a value added again after its generation was dropped is held again', () => {
+    const s = new BoundedSet<string>(4); // generations of two
+    s.add('a');
+    s.add('a'); // known young: no second entry
+    s.add('b'); // young full: becomes old
+    s.add('c');
+    s.add('d'); // the generation of a and b is dropped
+    expect(s.has('a')).toBe(false);
+    s.add('a');
+    expect(s.has('a')).toBe(true);
   });
 });
