@@ -237,7 +237,7 @@ describe('the last-lookup cache never answers for an entry that left the table (
           if (o.op === 'admit') r.admit(k, () => ({ lastSeenMillis: 0 }));
           else if (o.op === 'get') r.get(k);
           else if (o.op === 'forget') r.forget(k, o.how);
-          else {
+          else if (o.op === 'weigh') {
             const e = r.get(k);
             if (e !== undefined) r.weigh(k, e, o.bytes);
           }
