@@ -78,13 +78,16 @@ export class BoundedMap<K, V> {
       this._lastKey = undefined; // it may have been in the generation just dropped
       this._lastValue = undefined;
     } else if (k === this._lastKey) {
+      // (an undefined value lets the old generation answer: forget rather than remember it)
+      if (v === undefined) this._lastKey = undefined;
       this._lastValue = v;
     }
   }
 
   get(k: K): V | undefined {
     if (k === this._lastKey && k !== undefined) return this._lastValue;
-    const v = this._young.get(k) ?? this._old?.get(k);
+    let v = this._young.get(k);
+    if (v === undefined) v = this._old?.get(k);
     if (v !== undefined) {
       this._lastKey = k;
       this._lastValue = v;
