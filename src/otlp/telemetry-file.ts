@@ -135,13 +135,13 @@ interface ResourceMemo {
   resource: ResourceView | undefined;
 }
 
-/** Whether two `_rawAttributes` arrays hold the same pairs of the same primitive values. */
+/** Whether two `_rawAttributes` arrays hold the same pairs of the same primitive values (`-0` is not `0`). */
 function samePairs(a: readonly unknown[], b: readonly unknown[]): boolean {
   if (a.length !== b.length) return false;
   for (let i = 0; i < a.length; i++) {
     const p = a[i];
     const q = b[i];
-    if (!Array.isArray(p) || !Array.isArray(q) || p.length !== q.length || p[0] !== q[0] || p[1] !== q[1] || typeof p[1] === 'object') return false;
+    if (!Array.isArray(p) || !Array.isArray(q) || p.length !== q.length || p[0] !== q[0] || !Object.is(p[1], q[1]) || typeof p[1] === 'object') return false;
   }
   return true;
 }
