@@ -1,0 +1,250 @@
+/**
+ * The qwen-code profile with one trace map (trace → { prompt, interaction span }) against the
+ * profile as it was at 958b77b with two maps (test/reference/qwen-code-profile-958b77b.ts, a
+ * test-only copy): the same span and log-record views, fed to two guards that differ only in the
+ * profile, give the same decisions, unjudged batches, evictions, forgotten prompts and repetition
+ * decisions. Streams use few traces, including the invalid ids `''` and all zeros, prompts sharing
+ * traces, subagent and nested (out-of-scope) spans, small prompt tables and idle sweeps.
+ */
+import fc from 'fast-check';
+import type { SpanContext } from '@opentelemetry/api';
+import { describe, expect, it } from 'vitest';
+import { createRepeatedToolFailureGuard } from '../src/index.js';
+import type { BatchDecision } from '../src/engine/failure-types.js';
+import type { LogRecordView, SpanView, WireProfile } from '../src/profiles/wire-profile.js';
+import { QwenCodeProfile } from '../src/profiles/qwen-code/qwen-code-profile.js';
+import { QwenCodeProfile958b77b } from './reference/qwen-code-profile-958b77b.js';
+
+const TRACES = ['', '00000000000000000000000000000000', 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa', 'bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb', 'cccccccccccccccccccccccccccccccc'];
+const SPANS = ['1111111111111111', '2222222222222222', '3333333333333333', '4444444444444444', '5555555555555555', '6666666666666666'];
+const PROMPTS = ['sess-1########1', 'sess-1########2', 'sess-2########1', 'sess-1########1#sub'];
+const SESSIONS = ['sess-1', 'sess-2', undefined];
+
+type Cmd =
+  | { k: 'interaction'; end: boolean; t: number; s: number; p: number; msg: string | undefined; cancelled: boolean }
+  | { k: 'llm'; t: number; s: number; parent: number | undefined; p: number; ctx: string | undefined; session: number }
+  | { k: 'subagent'; t: number; s: number }
+  | { k: 'tool'; end: boolean; exec: boolean; t: number; s: number; parent: number | undefined; call: number; nested: boolean; status: string | undefined }
+  | { k: 'toolLog'; t: number | undefined; s: number; p: number; call: number; status: string; exec: string | undefined; err: string | undefined; args: string | undefined }
+  | { k: 'apiLog'; t: number | undefined; p: number; session: number }
+  | { k: 'userPrompt'; p: number }
+  | { k: 'loop'; p: number }
+  | { k: 'tick'; ms: number }
+  | { k: 'sweep' }
+  | { k: 'batch'; t: number; s: number; p: number; calls: { call: number; fail: boolean; under: number | undefined }[] };
+
+// (biased to a few valid traces and one prompt, so that batches close with complete calls)
+const t = fc.oneof({ weight: 1, arbitrary: fc.constantFrom(0, 1, 4) }, { weight: 4, arbitrary: fc.constantFrom(2, 3) });
+const s = fc.nat(SPANS.length - 1);
+const p = fc.oneof({ weight: 4, arbitrary: fc.constant(0) }, { weight: 1, arbitrary: fc.nat(PROMPTS.length - 1) });
+const call = fc.nat(3);
+const optional = <T>(a: fc.Arbitrary<T>) => fc.option(a, { nil: undefined });
+const cmd: fc.Arbitrary<Cmd> = fc.oneof(
+  { weight: 2, arbitrary: fc.record({ k: fc.constant('interaction' as const), end: fc.boolean(), t, s, p, msg: fc.constantFrom(undefined, 'acp_prompt', 'cron', 'userQuery'), cancelled: fc.boolean() }) },
+  { weight: 3, arbitrary: fc.record({ k: fc.constant('llm' as const), t, s, parent: optional(s), p, ctx: fc.constantFrom(undefined, 'interaction', 'subagent'), session: fc.nat(2) }) },
+  { weight: 1, arbitrary: fc.record({ k: fc.constant('subagent' as const), t, s }) },
+  { weight: 5, arbitrary: fc.record({ k: fc.constant('tool' as const), end: fc.boolean(), exec: fc.boolean(), t, s, parent: optional(s), call, nested: fc.boolean(), status: fc.constantFrom(undefined, 'error', 'success') }) },
+  {
+    weight: 5,
+    arbitrary: fc.record({
+      k: fc.constant('toolLog' as const),
+      t: optional(t),
+      s,
+      p,
+      call,
+      status: fc.constantFrom('error', 'success', 'cancelled'),
+      exec: fc.constantFrom(undefined, 'error', 'success'),
+      err: fc.constantFrom(undefined, 'file_not_found', 'shell_execute_error'),
+      args: fc.constantFrom(undefined, '{"path":"/x"}'),
+    }),
+  },
+  { weight: 2, arbitrary: fc.record({ k: fc.constant('apiLog' as const), t: optional(t), p, session: fc.nat(2) }) },
+  { weight: 1, arbitrary: fc.record({ k: fc.constant('userPrompt' as const), p }) },
+  { weight: 1, arbitrary: fc.record({ k: fc.constant('loop' as const), p }) },
+  { weight: 1, arbitrary: fc.record({ k: fc.constant('tick' as const), ms: fc.constantFrom(10, 2_000) }) },
+  { weight: 1, arbitrary: fc.constant({ k: 'sweep' as const }) },
+  // a model request under the interaction span `s` and its tool calls (each under `s`, or under another span)
+  {
+    weight: 6,
+    arbitrary: fc.record({
+      k: fc.constant('batch' as const),
+      t,
+      s: fc.constantFrom(0, 1),
+      p,
+      calls: fc.array(fc.record({ call, fail: fc.boolean(), under: fc.oneof({ weight: 4, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: s }) }), { maxLength: 3 }),
+    }),
+  },
+);
+
+/** Two guards, one profile each, with the same options and clock; everything they report. */
+function pair(maxOpenPrompts: number, maxCallsPerBatch: number) {
+  let now = 1_700_000_000_000;
+  const make = (create: (e: never, r: never) => WireProfile) => {
+    let profile: WireProfile | undefined;
+    const events: unknown[] = [];
+    const guard = createRepeatedToolFailureGuard({
+      mode: 'enforce',
+      repetitionMode: 'enforce',
+      maxOpenPrompts,
+      maxCallsPerBatch,
+      promptIdleMillis: 1_000,
+      sweepIntervalMillis: 0,
+      clock: () => now,
+      profile: (engine, repetition) => {
+        profile = create(engine as never, repetition as never);
+        return profile;
+      },
+    });
+    guard.addListener({
+      onDecision: (d) => events.push(['decision', d]),
+      onUnjudgedBatch: (...a) => events.push(['unjudged', ...a]),
+      onEviction: (...a) => events.push(['eviction', ...a]),
+      onPromptForgotten: (...a) => events.push(['forgotten', ...a]),
+      onRepetitionDecision: (r) => events.push(['repetition', r]),
+    });
+    return { guard, profile: profile as WireProfile, events };
+  };
+  const current = make((e, r) => new QwenCodeProfile(e, r));
+  const reference = make((e, r) => new QwenCodeProfile958b77b(e, r));
+  return { current, reference, advance: (ms: number) => (now += ms), hr: (): [number, number] => [Math.floor(now / 1000), (now % 1000) * 1e6] };
+}
+
+const sc = (traceId: string, spanId: string): SpanContext => ({ traceId, spanId, traceFlags: 1 });
+
+function span(name: string, traceId: string, spanId: string, parent: string | undefined, attributes: Record<string, unknown>, time: [number, number]): SpanView {
+  return { name, attributes, spanContext: () => sc(traceId, spanId), parentSpanContext: parent === undefined ? undefined : sc(traceId, parent), startTime: time, endTime: time };
+}
+
+function log(attributes: Record<string, unknown>, traceId: string | undefined, spanId: string, time: [number, number]): LogRecordView {
+  return { hrTime: time, attributes: attributes as LogRecordView['attributes'], spanContext: traceId === undefined ? undefined : sc(traceId, spanId), instrumentationScope: { name: 'qwen-code' } };
+}
+
+/** Run one command on both profiles. */
+function run(h: ReturnType<typeof pair>, c: Cmd): void {
+  const both = (f: (profile: WireProfile) => void) => {
+    f(h.current.profile);
+    f(h.reference.profile);
+  };
+  h.advance(1);
+  const time = h.hr();
+  switch (c.k) {
+    case 'interaction': {
+      const v = span('qwen-code.interaction', TRACES[c.t]!, SPANS[c.s]!, undefined, { 'qwen-code.prompt_id': PROMPTS[c.p], 'qwen-code.message_type': c.msg, ...(c.end ? { 'qwen-code.turn_status': c.cancelled ? 'cancelled' : 'ok' } : {}) }, time);
+      both((pr) => (c.end ? pr.onSpanEnd(v) : pr.onSpanStart(v)));
+      return;
+    }
+    case 'llm': {
+      const v = span('qwen-code.llm_request', TRACES[c.t]!, SPANS[c.s]!, c.parent === undefined ? undefined : SPANS[c.parent], { 'qwen-code.prompt_id': PROMPTS[c.p], 'llm_request.context': c.ctx, 'session.id': SESSIONS[c.session] }, time);
+      both((pr) => pr.onSpanStart(v));
+      return;
+    }
+    case 'subagent': {
+      const v = span('qwen-code.subagent', TRACES[c.t]!, SPANS[c.s]!, undefined, {}, time);
+      both((pr) => pr.onSpanStart(v));
+      return;
+    }
+    case 'tool': {
+      const attrs: Record<string, unknown> = { 'tool.call_id': `c${c.call}`, 'gen_ai.tool.name': 'read_file', 'gen_ai.tool.call.arguments': '{"path":"/x"}' };
+      if (c.nested) attrs.parent_call_id = 'c9';
+      if (c.exec && c.end && c.status !== undefined) Object.assign(attrs, { execution_status: c.status, error_type: c.status === 'error' ? 'file_not_found' : undefined });
+      const v = span(c.exec ? 'qwen-code.tool.execution' : 'qwen-code.tool', TRACES[c.t]!, SPANS[c.s]!, c.parent === undefined ? undefined : SPANS[c.parent], attrs, time);
+      both((pr) => (c.end ? pr.onSpanEnd(v) : pr.onSpanStart(v)));
+      return;
+    }
+    case 'toolLog': {
+      const v = log(
+        { 'event.name': 'qwen-code.tool_call', prompt_id: PROMPTS[c.p], call_id: `c${c.call}`, function_name: 'read_file', status: c.status, execution_status: c.exec, error_type: c.err, function_args: c.args, tool_type: 'native' },
+        c.t === undefined ? undefined : TRACES[c.t],
+        SPANS[c.s]!,
+        time,
+      );
+      both((pr) => pr.onLogRecord(v));
+      return;
+    }
+    case 'apiLog': {
+      const v = log({ 'event.name': 'qwen-code.api_request', prompt_id: PROMPTS[c.p], 'session.id': SESSIONS[c.session] }, c.t === undefined ? undefined : TRACES[c.t], SPANS[0]!, time);
+      both((pr) => pr.onLogRecord(v));
+      return;
+    }
+    case 'userPrompt': {
+      const v = log({ 'event.name': 'qwen-code.user_prompt', prompt_id: PROMPTS[c.p] }, undefined, SPANS[0]!, time);
+      both((pr) => pr.onLogRecord(v));
+      return;
+    }
+    case 'loop': {
+      const v = log({ 'event.name': 'loop_detected', prompt_id: PROMPTS[c.p], loop_type: 'turn_tool_call_cap' }, undefined, SPANS[0]!, time);
+      both((pr) => pr.onLogRecord(v));
+      return;
+    }
+    case 'tick':
+      h.advance(c.ms);
+      return;
+    case 'sweep':
+      h.current.guard.sweep();
+      h.reference.guard.sweep();
+      return;
+    case 'batch': {
+      run(h, { k: 'llm', t: c.t, s: 5, parent: c.s, p: c.p, ctx: 'interaction', session: 0 });
+      for (const x of c.calls) {
+        const parent = x.under ?? c.s;
+        const status = x.fail ? 'error' : 'success';
+        run(h, { k: 'tool', end: false, exec: false, t: c.t, s: 2, parent, call: x.call, nested: false, status: undefined });
+        run(h, { k: 'tool', end: false, exec: true, t: c.t, s: 3, parent: 2, call: x.call, nested: false, status: undefined });
+        run(h, { k: 'tool', end: true, exec: true, t: c.t, s: 3, parent: 2, call: x.call, nested: false, status });
+        run(h, { k: 'tool', end: true, exec: false, t: c.t, s: 2, parent, call: x.call, nested: false, status: undefined });
+        run(h, { k: 'toolLog', t: c.t, s: 2, p: c.p, call: x.call, status, exec: status, err: x.fail ? 'file_not_found' : undefined, args: '{"path":"/x"}' });
+      }
+      return;
+    }
+  }
+}
+
+describe('one trace map against two (qwen-code profile at 958b77b)', () => {
+  it('same reports on any small stream (fast-check)', async () => {
+    let decisions = 0;
+    await fc.assert(
+      fc.asyncProperty(fc.array(cmd, { minLength: 1, maxLength: 120 }), fc.integer({ min: 1, max: 3 }), fc.integer({ min: 1, max: 4 }), async (cmds, maxOpen, maxCalls) => {
+        const h = pair(maxOpen, maxCalls);
+        for (const c of cmds) run(h, c);
+        h.current.guard.sweep();
+        h.reference.guard.sweep();
+        expect(h.current.events).toEqual(h.reference.events);
+        decisions += h.current.events.filter((e) => (e as unknown[])[0] === 'decision').length;
+        await h.current.guard.shutdown();
+        await h.reference.guard.shutdown();
+      }),
+      { numRuns: 300 },
+    );
+    expect(decisions).toBeGreaterThan(50); // not vacuous
+  });
+
+  it('a subagent tool span under an unseen parent stays out of scope after 2^16 other traces', async () => {
+    const h = pair(8, 64);
+    const S0 = SPANS[0]!;
+    const P0 = PROMPTS[0]!;
+    run(h, { k: 'interaction', end: false, t: 2, s: 0, p: 0, msg: 'acp_prompt', cancelled: false });
+    run(h, { k: 'llm', t: 2, s: 1, parent: 0, p: 0, ctx: 'interaction', session: 0 });
+    // another prompt's model requests (logs only), each on a trace of its own: 70,000 traces
+    for (let i = 0; i < 70_000; i++) {
+      const v = log({ 'event.name': 'qwen-code.api_request', prompt_id: PROMPTS[2], 'session.id': 'sess-2' }, i.toString(16).padStart(32, 'f'), S0, h.hr());
+      h.current.profile.onLogRecord(v);
+      h.reference.profile.onLogRecord(v);
+    }
+    // P0's trace again, then a tool span whose parent (a subagent's, not seen) is not the interaction
+    run(h, { k: 'toolLog', t: 2, s: 2, p: 0, call: 0, status: 'success', exec: 'success', err: undefined, args: undefined });
+    for (let round = 0; round < 3; round++) {
+      run(h, { k: 'tool', end: false, exec: false, t: 2, s: 4, parent: 5, call: 1 + round, nested: false, status: undefined });
+      run(h, { k: 'tool', end: true, exec: false, t: 2, s: 4, parent: 5, call: 1 + round, nested: false, status: undefined });
+      run(h, { k: 'toolLog', t: 2, s: 4, p: 0, call: 1 + round, status: 'error', exec: 'error', err: 'file_not_found', args: undefined });
+    }
+    run(h, { k: 'interaction', end: true, t: 2, s: 0, p: 0, msg: 'acp_prompt', cancelled: false });
+    // Design: calls under anything but the interaction span are out of scope (a subagent's), so
+    // P0's one batch holds only c0 and the breaker sees no run of identical calls.
+    const decisions = h.current.events.filter((e) => (e as unknown[])[0] === 'decision').map((e) => (e as [string, BatchDecision])[1]);
+    expect(decisions.filter((d) => d.promptId === P0).map((d) => d.receipt.observations.map((o) => o.callId))).toEqual([['c0']]);
+    expect(h.current.events.filter((e) => (e as unknown[])[0] === 'repetition')).toEqual([]);
+    expect(h.current.events).toEqual(h.reference.events);
+    await h.current.guard.shutdown();
+    await h.reference.guard.shutdown();
+  });
+});

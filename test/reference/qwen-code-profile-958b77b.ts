@@ -1,0 +1,364 @@
+/**
+ * TEST-ONLY REFERENCE: the qwen-code profile as it was at commit 958b77b (two trace maps: trace →
+ * prompt and trace → interaction span), copied unchanged but for its import paths and class name,
+ * for the differential test test/qwen-code-trace-map-differential.test.ts against the current
+ * profile (one trace map). Not part of the package; do not import it from src/.
+ */
+/**
+ * The `qwen-code` wire profile: qwen-code 0.24.4 as it really emits (wire reference §1, §2, §8).
+ *
+ * Per call: the `qwen-code.tool` span, its `qwen-code.tool.execution` child (frozen execution
+ * status and error type; absent when execution never started) and the `qwen-code.tool_call` log
+ * (terminal status, prompt id, tool type), joined by call id. Prompts are known from
+ * `qwen-code.prompt_id` / `prompt_id`; spans without a prompt id reach their prompt through their
+ * trace (the interaction span is a root span). A batch is the calls between two interaction
+ * `qwen-code.llm_request` spans of one prompt (or, with logs only, two `qwen-code.api_request`
+ * logs, or a change of the headless `response_id`), closed when the next one starts or the
+ * interaction span ends. Calls under a `qwen-code.subagent` span and code-mode nested calls are out
+ * of scope (design non-goals) and ignored.
+ */
+import type { FailureEngine } from '../../src/engine/failure-engine.js';
+import { isSessionKeyOf, sessionKeyOf } from '../../src/profiles/qwen-code/prompt-id.js';
+import type { RepetitionEngine } from '../../src/engine/repetition-engine.js';
+import type { GuardRoute } from '../../src/engine/call-facts.js';
+import type { CallFacts } from '../../src/engine/call-facts.js';
+import {
+  ATTR_CALL_ID,
+  ATTR_ERROR_TYPE,
+  ATTR_EVENT_NAME,
+  ATTR_EXECUTION_STATUS,
+  ATTR_FUNCTION_ARGS,
+  ATTR_FUNCTION_NAME,
+  ATTR_GEN_AI_TOOL_CALL_ARGUMENTS,
+  ATTR_GEN_AI_TOOL_NAME,
+  ATTR_LLM_REQUEST_CONTEXT,
+  ATTR_PARENT_CALL_ID,
+  ATTR_PROMPT_ID,
+  ATTR_QWEN_MESSAGE_TYPE,
+  ATTR_QWEN_PROMPT_ID,
+  ATTR_QWEN_TURN_STATUS,
+  ATTR_RESPONSE_ID,
+  ATTR_SESSION_ID,
+  ATTR_STATUS,
+  ATTR_TOOL_CALL_ID,
+  ATTR_TOOL_TYPE,
+  EVENT_API_REQUEST,
+  EVENT_USER_PROMPT,
+  EVENT_LOOP_DETECTED,
+  EVENT_TOOL_CALL,
+  SPAN_INTERACTION,
+  SPAN_LLM_REQUEST,
+  SPAN_SUBAGENT,
+  SPAN_TOOL,
+  SPAN_TOOL_EXECUTION,
+  ATTR_LOOP_TYPE,
+  LOOP_TYPE_REPEATED_TOOL_EXECUTION_FAILURE,
+} from '../../src/profiles/qwen-code/semconv.js';
+import type { ToolType } from '../../src/core/failure/types.js';
+import { BoundedMap, BoundedSet } from '../../src/engine/bounded.js';
+import { hrTimeToMillis, stringAttr } from '../../src/profiles/wire-profile.js';
+import type { LogRecordView, SpanView, WireProfile } from '../../src/profiles/wire-profile.js';
+
+const TRACKED = 65_536;
+const SESSIONS_TRACKED = 16_384;
+const INVALID_TRACE_ID = '00000000000000000000000000000000';
+
+/** The route of a qwen-code message type: `userQuery` is a headless `-p` prompt (wire reference §1.1). */
+function routeOf(messageType: string): GuardRoute {
+  return messageType === 'userQuery' ? 'headless' : 'acp_foreground';
+}
+
+/**
+ * With logs only, whether a prompt id can be a foreground prompt. qwen-code 0.24.4 writes
+ * `<session>########<turn>` for ACP and headless prompts (wire reference §1.1) and
+ * `<session>#<agent>-<callId>#<k>` for subagent model requests (observed); an id with single `#`
+ * separators is a subagent's or a side query's. Ids without `#` (another agent's format) are kept.
+ */
+function isForegroundPromptId(promptId: string): boolean {
+  if (!promptId.includes('#')) return true;
+  // ends with `########` and one or more digits (the regex /########\d+$/, without a regex a record)
+  let i = promptId.length - 1;
+  while (i >= 0 && promptId.charCodeAt(i) >= 0x30 && promptId.charCodeAt(i) <= 0x39) i--;
+  if (i === promptId.length - 1 || i < 7) return false;
+  for (let k = i - 7; k <= i; k++) if (promptId.charCodeAt(k) !== 0x23) return false;
+  return true;
+}
+
+function toolType(v: unknown): ToolType | undefined {
+  return v === 'native' || v === 'mcp' ? v : undefined;
+}
+
+/** The qwen-code 0.24.4 profile. */
+export class QwenCodeProfile958b77b implements WireProfile {
+  readonly name = 'qwen-code';
+  private readonly _engine: FailureEngine;
+  private readonly _repetition: RepetitionEngine | undefined;
+  private readonly _traceToPrompt = new BoundedMap<string, string>(TRACKED);
+  /** Trace → span id of its interaction span: foreground tool spans are its direct children. */
+  private readonly _traceInteraction = new BoundedMap<string, string>(TRACKED);
+  /** Sessions whose interaction llm_request spans are seen: their api_request logs are not boundaries. */
+  private readonly _spanSessions = new BoundedSet<string>(SESSIONS_TRACKED);
+  /** Whether any out-of-scope (subagent-internal or nested) span was seen: the sets are empty until then. */
+  private _anyOutOfScope = false;
+  private readonly _outOfScopeSpans = new BoundedSet<string>(TRACKED);
+  private readonly _outOfScopeCalls = new BoundedSet<string>(TRACKED);
+
+  /**
+   * @param engine - the failure guard's engine
+   * @param repetition - the identical-call breaker, fed from `function_args` / `gen_ai.tool.call.arguments`
+   */
+  constructor(engine: FailureEngine, repetition?: RepetitionEngine) {
+    this._engine = engine;
+    this._repetition = repetition;
+    // The trace index forgets a prompt with the engine.
+    engine.addListener({
+      onPromptForgotten: (promptId, traceId) => {
+        if (traceId !== undefined && this._traceToPrompt.get(traceId) === promptId) {
+          this._traceToPrompt.delete(traceId);
+          this._traceInteraction.delete(traceId);
+        }
+      },
+    });
+  }
+
+  onSpanStart(span: SpanView): void {
+    switch (span.name) {
+      case SPAN_INTERACTION:
+      case SPAN_LLM_REQUEST:
+        this._promptSpan(span, true);
+        return;
+      case SPAN_SUBAGENT:
+        this._anyOutOfScope = true;
+        this._outOfScopeSpans.add(span.spanContext().spanId);
+        return;
+      case SPAN_TOOL:
+      case SPAN_TOOL_EXECUTION:
+        this._callSpan(span, 'opened', hrTimeToMillis(span.startTime));
+        return;
+      default:
+        return;
+    }
+  }
+
+  onSpanEnd(span: SpanView): void {
+    switch (span.name) {
+      case SPAN_INTERACTION: {
+        const promptId = this._promptSpan(span, false);
+        if (promptId !== undefined) {
+          const cancelled = span.attributes[ATTR_QWEN_TURN_STATUS] === 'cancelled';
+          this._engine.endPrompt(promptId, cancelled);
+        }
+        return;
+      }
+      case SPAN_TOOL:
+      case SPAN_TOOL_EXECUTION:
+        this._callSpan(span, 'closed', hrTimeToMillis(span.endTime));
+        return;
+      default:
+        return;
+    }
+  }
+
+  onLogRecord(record: LogRecordView): void {
+    const attrs = record.attributes;
+    const name = stringAttr(attrs, ATTR_EVENT_NAME) ?? record.eventName;
+    if (name === EVENT_TOOL_CALL) this._toolCallLog(record);
+    else if (name === EVENT_LOOP_DETECTED) {
+      const promptId = stringAttr(attrs, ATTR_PROMPT_ID);
+      const loopType = stringAttr(attrs, ATTR_LOOP_TYPE);
+      if (promptId !== undefined && loopType !== undefined && loopType !== LOOP_TYPE_REPEATED_TOOL_EXECUTION_FAILURE) {
+        this._engine.turnStopped(promptId);
+      }
+    } else if (name === EVENT_USER_PROMPT) {
+      // The prompt's start: what an engine that requires prompt starts admits a prompt on.
+      const promptId = stringAttr(attrs, ATTR_PROMPT_ID);
+      if (promptId !== undefined && isForegroundPromptId(promptId)) this._engine.startPrompt(promptId, hrTimeToMillis(record.hrTime));
+    } else if (name === EVENT_API_REQUEST) {
+      // Logs-only input: a model request is a boundary. Once a session's llm_request spans are seen,
+      // they alone are (api_request logs of its subagents and side queries would split batches).
+      const promptId = stringAttr(attrs, ATTR_PROMPT_ID);
+      if (promptId === undefined || !isForegroundPromptId(promptId)) return;
+      const sessionId = stringAttr(attrs, ATTR_SESSION_ID);
+      if (this._spanSessions.has(this._sessionKey(sessionId, promptId))) return;
+      this._remember(record.spanContext?.traceId, promptId);
+      this._engine.observePrompt(promptId, { sessionId, foreground: true });
+      this._engine.boundary(promptId);
+    }
+  }
+
+  /**
+   * Interaction or llm_request span: learn the prompt and its trace; the start of an interaction
+   * model request is a batch boundary. Subagent and standalone requests (side queries) are not.
+   */
+  private _promptSpan(span: SpanView, starting: boolean): string | undefined {
+    const attrs = span.attributes;
+    const promptId = stringAttr(attrs, ATTR_QWEN_PROMPT_ID);
+    if (promptId === undefined) return undefined;
+    const isInteraction = span.name === SPAN_INTERACTION;
+    const context = stringAttr(attrs, ATTR_LLM_REQUEST_CONTEXT);
+    if (!isInteraction && context !== undefined && context !== 'interaction') return undefined;
+    this._remember(span.spanContext().traceId, promptId);
+    if (!starting) return promptId;
+    // The interaction span is the interaction itself, or an interaction model request's parent.
+    const interactionSpanId = isInteraction ? span.spanContext().spanId : span.parentSpanContext?.spanId;
+    const traceId = span.spanContext().traceId;
+    if (interactionSpanId !== undefined && (isInteraction || this._traceInteraction.get(traceId) === undefined)) {
+      this._traceInteraction.set(traceId, interactionSpanId);
+    }
+    const sessionId = stringAttr(attrs, ATTR_SESSION_ID);
+    if (isInteraction) {
+      const messageType = stringAttr(attrs, ATTR_QWEN_MESSAGE_TYPE);
+      const route = messageType === undefined ? undefined : routeOf(messageType);
+      this._engine.observePrompt(promptId, { sessionId, messageType, route, foreground: true, traceId });
+      return promptId;
+    }
+    const key = this._sessionKey(sessionId, promptId);
+    this._spanSessions.add(key);
+    this._engine.observePrompt(promptId, { sessionId, traceId, note: key });
+    this._engine.boundary(promptId);
+    return promptId;
+  }
+
+  private _callSpan(span: SpanView, edge: 'opened' | 'closed', timeMillis: number): void {
+    const attrs = span.attributes;
+    const callId = stringAttr(attrs, ATTR_TOOL_CALL_ID) ?? stringAttr(attrs, ATTR_CALL_ID);
+    if (callId === undefined) return;
+    const ctx = span.spanContext();
+    const isTool = span.name === SPAN_TOOL;
+    const parentId = span.parentSpanContext?.spanId;
+    if (
+      (isTool && (attrs[ATTR_PARENT_CALL_ID] !== undefined || attrs['tool.parent_call_id'] !== undefined)) ||
+      // A foreground call's tool span is a direct child of the interaction span; a tool span under
+      // anything else (a subagent span, another tool) is out of scope, even if that parent is unseen.
+      (isTool && parentId !== undefined && this._isNotInteractionChild(ctx.traceId, parentId)) ||
+      (this._anyOutOfScope &&
+        (this._outOfScopeCalls.has(`${ctx.traceId}/${callId}`) ||
+          (parentId !== undefined && this._outOfScopeSpans.has(parentId))))
+    ) {
+      this._anyOutOfScope = true;
+      this._outOfScopeSpans.add(ctx.spanId);
+      this._outOfScopeCalls.add(`${ctx.traceId}/${callId}`);
+      return;
+    }
+    const promptId = this._traceToPrompt.get(ctx.traceId);
+    if (promptId === undefined) return;
+    const closedExecution = !isTool && edge === 'closed';
+    const kind = isTool ? 'tool' : 'execution';
+    const facts: CallFacts = {
+      toolName: stringAttr(attrs, ATTR_GEN_AI_TOOL_NAME),
+      lookupName: undefined,
+      toolType: undefined,
+      terminalStatus: undefined,
+      spanExecutionStatus: closedExecution ? stringAttr(attrs, ATTR_EXECUTION_STATUS) : undefined,
+      spanErrorType: closedExecution ? stringAttr(attrs, ATTR_ERROR_TYPE) : undefined,
+      logExecutionStatus: undefined,
+      logErrorType: undefined,
+      providerDuplicate: undefined,
+    };
+    this._engine.updateCall({
+      promptId,
+      callId,
+      opened: edge === 'opened' ? kind : undefined,
+      closed: edge === 'closed' ? kind : undefined,
+      settled: false,
+      responseId: undefined,
+      facts,
+      timeMillis,
+    });
+    if (isTool && edge === 'closed') {
+      const args = attrs[ATTR_GEN_AI_TOOL_CALL_ARGUMENTS];
+      if (typeof args === 'string' && facts.toolName !== undefined) {
+        this._observeRepetition(promptId, callId, facts.toolName, args, undefined, stringAttr(attrs, ATTR_SESSION_ID));
+      }
+    }
+  }
+
+  /** Hand one call's arguments to the repetition breaker, which hashes them and drops them. */
+  private _observeRepetition(
+    promptId: string,
+    callId: string,
+    toolName: string,
+    args: string,
+    toolType: ToolType | undefined,
+    sessionId: string | undefined,
+  ): void {
+    if (this._repetition === undefined) return;
+    const messageType = this._engine.messageTypeOf(promptId);
+    if (this._engine.isForcedOff(promptId, messageType)) return;
+    const route: GuardRoute = messageType === undefined ? 'acp_foreground' : routeOf(messageType);
+    this._repetition.observeCall({
+      sessionId: sessionKeyOf(sessionId, promptId),
+      promptId,
+      callId,
+      toolName,
+      args,
+      argsAreJsonText: true,
+      toolType,
+      userPrompt: messageType === undefined || messageType === 'acp_prompt' || messageType === 'userQuery',
+      route,
+    });
+  }
+
+  private _toolCallLog(record: LogRecordView): void {
+    const attrs = record.attributes;
+    const promptId = stringAttr(attrs, ATTR_PROMPT_ID);
+    const callId = stringAttr(attrs, ATTR_CALL_ID);
+    if (promptId === undefined || callId === undefined) return;
+    if (attrs[ATTR_PARENT_CALL_ID] !== undefined) return;
+    if (this._anyOutOfScope && record.spanContext !== undefined) {
+      const ctx = record.spanContext;
+      if (this._outOfScopeSpans.has(ctx.spanId) || this._outOfScopeCalls.has(`${ctx.traceId}/${callId}`)) return;
+    }
+    this._remember(record.spanContext?.traceId, promptId);
+    const sessionId = stringAttr(attrs, ATTR_SESSION_ID);
+    const responseId = stringAttr(attrs, ATTR_RESPONSE_ID);
+    // Only headless qwen-code writes response_id on tool_call logs (wire reference §2.1).
+    this._engine.observePrompt(promptId, { sessionId, inferredRoute: responseId === undefined ? undefined : 'headless' });
+    const name = stringAttr(attrs, ATTR_FUNCTION_NAME);
+    this._engine.updateCall({
+      promptId,
+      callId,
+      opened: undefined,
+      closed: undefined,
+      settled: true,
+      responseId,
+      facts: {
+        toolName: undefined,
+        lookupName: name,
+        toolType: toolType(attrs[ATTR_TOOL_TYPE]),
+        terminalStatus: stringAttr(attrs, ATTR_STATUS),
+        spanExecutionStatus: undefined,
+        spanErrorType: undefined,
+        logExecutionStatus: stringAttr(attrs, ATTR_EXECUTION_STATUS),
+        logErrorType: stringAttr(attrs, ATTR_ERROR_TYPE),
+        providerDuplicate: undefined,
+      },
+      timeMillis: hrTimeToMillis(record.hrTime),
+    });
+    // After the failure guard has the call: nothing the breaker does can hide it from that guard.
+    const args = attrs[ATTR_FUNCTION_ARGS];
+    if (typeof args === 'string' && name !== undefined) {
+      this._observeRepetition(promptId, callId, name, args, toolType(attrs[ATTR_TOOL_TYPE]), sessionId);
+    }
+  }
+
+  /**
+   * The session key of a record ({@link sessionKeyOf}). The prompt's note holds the key of its
+   * interaction requests: when this record's pair gives the same key, that string is used (its hash
+   * is cached), so a model request and its `api_request` log need no key built and hashed.
+   */
+  private _sessionKey(sessionId: string | undefined, promptId: string): string {
+    const noted = this._engine.profileNote(promptId);
+    return typeof noted === 'string' && isSessionKeyOf(noted, sessionId, promptId) ? noted : sessionKeyOf(sessionId, promptId);
+  }
+
+  private _isNotInteractionChild(traceId: string, parentId: string): boolean {
+    const interaction = this._traceInteraction.get(traceId);
+    return interaction !== undefined && interaction !== parentId;
+  }
+
+  private _remember(traceId: string | undefined, promptId: string): void {
+    if (traceId === undefined || traceId === '' || traceId === INVALID_TRACE_ID) return;
+    if (this._traceToPrompt.get(traceId) !== promptId) this._traceToPrompt.set(traceId, promptId);
+  }
+}
