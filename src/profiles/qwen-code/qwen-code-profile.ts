@@ -82,24 +82,14 @@ function toolType(v: unknown): ToolType | undefined {
   return v === 'native' || v === 'mcp' ? v : undefined;
 }
 
-/** What the profile knows of a trace. */
-interface TraceEntry {
-  /** The prompt whose records the trace carries; `undefined` for an invalid trace id. */
-  promptId: string | undefined;
-  /** The span id of the trace's interaction span, once known. */
-  interactionSpanId: string | undefined;
-}
-
 /** The qwen-code 0.24.4 profile. */
 export class QwenCodeProfile implements WireProfile {
   readonly name = 'qwen-code';
   private readonly _engine: FailureEngine;
   private readonly _repetition: RepetitionEngine | undefined;
-  /**
-   * Trace → its prompt (valid trace ids only) and the span id of its interaction span (foreground
-   * tool spans are its direct children): one entry a trace, so a record finds both in one lookup.
-   */
-  private readonly _traces = new BoundedMap<string, TraceEntry>(TRACKED);
+  private readonly _traceToPrompt = new BoundedMap<string, string>(TRACKED);
+  /** Trace → span id of its interaction span: foreground tool spans are its direct children. */
+  private readonly _traceInteraction = new BoundedMap<string, string>(TRACKED);
   /** Sessions whose interaction llm_request spans are seen: their api_request logs are not boundaries. */
   private readonly _spanSessions = new BoundedSet<string>(SESSIONS_TRACKED);
   /** Whether any out-of-scope (subagent-internal or nested) span was seen: the sets are empty until then. */
@@ -117,7 +107,10 @@ export class QwenCodeProfile implements WireProfile {
     // The trace index forgets a prompt with the engine.
     engine.addListener({
       onPromptForgotten: (promptId, traceId) => {
-        if (traceId !== undefined && this._traces.get(traceId)?.promptId === promptId) this._traces.delete(traceId);
+        if (traceId !== undefined && this._traceToPrompt.get(traceId) === promptId) {
+          this._traceToPrompt.delete(traceId);
+          this._traceInteraction.delete(traceId);
+        }
       },
     });
   }
@@ -203,10 +196,8 @@ export class QwenCodeProfile implements WireProfile {
     // The interaction span is the interaction itself, or an interaction model request's parent.
     const interactionSpanId = isInteraction ? span.spanContext().spanId : span.parentSpanContext?.spanId;
     const traceId = span.spanContext().traceId;
-    if (interactionSpanId !== undefined) {
-      const trace = this._traces.get(traceId);
-      if (trace === undefined) this._traces.set(traceId, { promptId: undefined, interactionSpanId });
-      else if (isInteraction || trace.interactionSpanId === undefined) trace.interactionSpanId = interactionSpanId;
+    if (interactionSpanId !== undefined && (isInteraction || this._traceInteraction.get(traceId) === undefined)) {
+      this._traceInteraction.set(traceId, interactionSpanId);
     }
     const sessionId = stringAttr(attrs, ATTR_SESSION_ID);
     if (isInteraction) {
@@ -243,7 +234,7 @@ export class QwenCodeProfile implements WireProfile {
       this._outOfScopeCalls.add(`${ctx.traceId}/${callId}`);
       return;
     }
-    const promptId = this._traces.get(ctx.traceId)?.promptId;
+    const promptId = this._traceToPrompt.get(ctx.traceId);
     if (promptId === undefined) return;
     const closedExecution = !isTool && edge === 'closed';
     const kind = isTool ? 'tool' : 'execution';
@@ -356,18 +347,12 @@ export class QwenCodeProfile implements WireProfile {
   }
 
   private _isNotInteractionChild(traceId: string, parentId: string): boolean {
-    const interaction = this._traces.get(traceId)?.interactionSpanId;
+    const interaction = this._traceInteraction.get(traceId);
     return interaction !== undefined && interaction !== parentId;
   }
 
-  /** The trace's prompt is `promptId` (a change is written as a new entry, keeping its interaction). */
   private _remember(traceId: string | undefined, promptId: string): void {
     if (traceId === undefined || traceId === '' || traceId === INVALID_TRACE_ID) return;
-    const trace = this._traces.get(traceId);
-    if (trace === undefined) this._traces.set(traceId, { promptId, interactionSpanId: undefined });
-    else if (trace.promptId !== promptId) {
-      trace.promptId = promptId;
-      this._traces.set(traceId, trace);
-    }
+    if (this._traceToPrompt.get(traceId) !== promptId) this._traceToPrompt.set(traceId, promptId);
   }
 }
