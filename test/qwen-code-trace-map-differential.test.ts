@@ -77,7 +77,7 @@ const cmd: fc.Arbitrary<Cmd> = fc.oneof(
 );
 
 /** Two guards, one profile each, with the same options and clock; everything they report. */
-function pair(maxOpenPrompts: number, maxCallsPerBatch: number) {
+function pair(maxOpenPrompts: number, maxCallsPerBatch: number, maxHeldBytes?: number) {
   let now = 1_700_000_000_000;
   const make = (create: (e: never, r: never) => WireProfile) => {
     let profile: WireProfile | undefined;
@@ -88,6 +88,7 @@ function pair(maxOpenPrompts: number, maxCallsPerBatch: number) {
       maxOpenPrompts,
       maxCallsPerBatch,
       promptIdleMillis: 1_000,
+      ...(maxHeldBytes === undefined ? {} : { maxHeldBytes }),
       sweepIntervalMillis: 0,
       clock: () => now,
       profile: (engine, repetition) => {
@@ -202,6 +203,15 @@ function run(h: ReturnType<typeof pair>, c: Cmd): void {
   }
 }
 
+/** An evicted prompt is evicted for good: no decision of it after its eviction. */
+function expectNoDecisionAfterEviction(events: readonly unknown[]): void {
+  const evicted = new Set<string>();
+  for (const e of events as [string, ...unknown[]][]) {
+    if (e[0] === 'eviction') evicted.add(e[1] as string);
+    else if (e[0] === 'decision') expect(evicted.has((e[1] as BatchDecision).promptId), (e[1] as BatchDecision).promptId).toBe(false);
+  }
+}
+
 describe('one trace map against two (qwen-code profile at 958b77b)', () => {
   it('same reports on any small stream (fast-check)', async () => {
     let decisions = 0;
@@ -213,6 +223,7 @@ describe('one trace map against two (qwen-code profile at 958b77b)', () => {
         h.current.guard.sweep();
         h.reference.guard.sweep();
         expect(h.current.events).toEqual(h.reference.events);
+        expectNoDecisionAfterEviction(h.current.events);
         for (const e of h.current.events) {
           const k = String((e as unknown[])[0]);
           TALLY[k] = (TALLY[k] ?? 0) + 1;
@@ -254,6 +265,50 @@ describe('one trace map against two (qwen-code profile at 958b77b)', () => {
     const decisions = h.current.events.filter((e) => (e as unknown[])[0] === 'decision').map((e) => (e as [string, BatchDecision])[1]);
     expect(decisions.filter((d) => d.promptId === P0).map((d) => d.receipt.observations.map((o) => o.callId))).toEqual([['c0']]);
     expect(h.current.events.filter((e) => (e as unknown[])[0] === 'repetition')).toEqual([]);
+    expect(h.current.events).toEqual(h.reference.events);
+    await h.current.guard.shutdown();
+    await h.reference.guard.shutdown();
+  });
+
+  it('byte-budget evictions: an evicted prompt never comes back, whichever prompt was looked up last', async () => {
+    // 64 KiB held at most; each prompt's batch holds calls with long tool names, so admitting and
+    // growing a prompt evicts the oldest ones by bytes, not by count
+    const h = pair(64, 16, 65_536);
+    const big = 'n'.repeat(3_000);
+    const evictedSeen: string[] = [];
+    for (let i = 0; i < 40; i++) {
+      const promptId = `sess-${i}########1`;
+      const trace = (i + 1).toString(16).padStart(32, '0');
+      const view = (name: string, spanId: string, parent: string | undefined, attributes: Record<string, unknown>) => span(name, trace, spanId, parent, attributes, h.hr());
+      const both = (f: (pr: WireProfile) => void) => {
+        f(h.current.profile);
+        f(h.reference.profile);
+      };
+      both((pr) => pr.onSpanStart(view('qwen-code.interaction', 'a000000000000001', undefined, { 'qwen-code.prompt_id': promptId, 'qwen-code.message_type': 'acp_prompt' })));
+      for (let b = 0; b < 3; b++) {
+        both((pr) => pr.onSpanStart(view('qwen-code.llm_request', `b00000000000000${b}`, 'a000000000000001', { 'qwen-code.prompt_id': promptId, 'llm_request.context': 'interaction' })));
+        for (let c = 0; c < 4; c++) {
+          const callId = `call-${b}-${c}-${big}`;
+          const tool = view('qwen-code.tool', `c0000000000000${b}${c}`, 'a000000000000001', { 'tool.call_id': callId, 'gen_ai.tool.name': `${big}${c}` });
+          both((pr) => pr.onSpanStart(tool));
+          both((pr) => pr.onSpanEnd(tool));
+          const l = log({ 'event.name': 'qwen-code.tool_call', prompt_id: promptId, call_id: callId, function_name: `${big}${c}`, status: 'error', execution_status: 'error', error_type: 'file_not_found' }, trace, `c0000000000000${b}${c}`, h.hr());
+          both((pr) => pr.onLogRecord(l));
+          // an evicted prompt's records again: the oldest evicted one, looked up right after the live one
+          const first = evictedSeen[0];
+          if (first !== undefined) {
+            const late = log({ 'event.name': 'qwen-code.tool_call', prompt_id: first, call_id: `late-${i}-${b}-${c}`, status: 'error', execution_status: 'error', error_type: 'file_not_found' }, undefined, '0000000000000001', h.hr());
+            both((pr) => pr.onLogRecord(late));
+          }
+        }
+        for (const e of h.current.events as [string, ...unknown[]][]) if (e[0] === 'eviction' && !evictedSeen.includes(e[1] as string)) evictedSeen.push(e[1] as string);
+      }
+      // (the prompt stays open: its bytes stay held)
+    }
+    const reasons = (h.current.events as [string, ...unknown[]][]).filter((e) => e[0] === 'eviction').map((e) => e[2]);
+    expect(reasons.length).toBeGreaterThan(0); // the byte budget did evict (64 prompts may be open: not by count)
+    expect((h.current.events as [string, ...unknown[]][]).some((e) => e[0] === 'decision')).toBe(true);
+    expectNoDecisionAfterEviction(h.current.events);
     expect(h.current.events).toEqual(h.reference.events);
     await h.current.guard.shutdown();
     await h.reference.guard.shutdown();
