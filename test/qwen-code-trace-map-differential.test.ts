@@ -84,7 +84,6 @@ function pair(maxOpenPrompts: number, maxCallsPerBatch: number, maxHeldBytes?: n
     const events: unknown[] = [];
     const guard = createRepeatedToolFailureGuard({
       mode: 'enforce',
-      repetitionMode: 'enforce',
       maxOpenPrompts,
       maxCallsPerBatch,
       promptIdleMillis: 1_000,
