@@ -17,7 +17,7 @@ function cliWithInput(input: string | undefined, ...args: string[]) {
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
-const CASES = new URL('../../shared/cases/turn2/', import.meta.url).pathname;
+const CASES = new URL('../fixtures/cases/turn2/', import.meta.url).pathname;
 const jsonLines = (text: string) =>
   text
     .trim()

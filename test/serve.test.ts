@@ -74,7 +74,7 @@ describe('serve: real OTLP/HTTP exporters to the guard on 127.0.0.1', () => {
 });
 
 describe('serve: real timing (issue 12, cases 1–3), live arrival', () => {
-  const CASES = new URL('../../shared/cases/turn2/', import.meta.url).pathname;
+  const CASES = new URL('../fixtures/cases/turn2/', import.meta.url).pathname;
   const KEYS = ['decision', 'phaseBefore', 'phaseAfter', 'failureCountBucket', 'batchCountBucket', 'candidateOrdinal', 'resetReason'] as const;
 
   async function serveCase(name: string, order: 'logs-first' | 'spans-first') {

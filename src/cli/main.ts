@@ -53,7 +53,7 @@ const program = new Command()
 program
   .command('replay')
   .description(
-    'Replay recorded telemetry (qwen-code telemetry outfiles or OTLP JSON lines, told apart by content) through the guard; print the decision timeline, a summary and the invariants. Exit 0 all judged; 1 a violated invariant or (with --compare) a disagreement; 2 a user error (usage, unreadable or malformed input); 3 batches that could not be judged (missing logs) or no tool batch found.',
+    'Replay recorded telemetry (qwen-code telemetry outfiles or OTLP JSON lines, told apart by content) through the guard; print the decision timeline, a summary and the invariants. Exit 0 all judged; 1 a violated invariant or (with --compare) a disagreement; 2 a user error (usage, unreadable or malformed input); 3 batches that could not be judged (missing logs) or no tool batch found; 70 an internal error.',
   )
   .argument('<file...>', 'telemetry files to replay together (- reads standard input)')
   .addOption(

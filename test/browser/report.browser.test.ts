@@ -36,7 +36,7 @@ describe('the report in a real Chromium', () => {
   it('opens offline with no console error and shows the key numbers', async () => {
     const records = emptyRecordBatch();
     parseTelemetryText(readFileSync(fixturePath('acp-shadow-drain'), 'utf8'), 'acp-shadow-drain', records);
-    parseTelemetryText(readFileSync(new URL('../../../shared/cases/turn2/t2-16-parallel-identical-in-one-batch.otlp.jsonl', import.meta.url), 'utf8'), 't2-16', records);
+    parseTelemetryText(readFileSync(new URL('../../fixtures/cases/turn2/t2-16-parallel-identical-in-one-batch.otlp.jsonl', import.meta.url), 'utf8'), 't2-16', records);
     // A loop with growing token counts: 7 failing batches; enforce stops after batch 5, so
     // requests 5, 6, 7 (6,000 + 7,000 + 8,000 input tokens) are saved.
     const scenario = scenarioOtlpJsonLines(

@@ -12,7 +12,7 @@ import { failingBatches, scenarioOtlpJsonLines } from '../helpers/report-scenari
 
 /** Planted in arguments, paths and error texts of the turn-2 cases (their README). */
 const CANARY = 'do-not-leak-4412';
-const TURN2 = new URL('../../../shared/cases/turn2/', import.meta.url);
+const TURN2 = new URL('../../fixtures/cases/turn2/', import.meta.url);
 
 function turn2Records() {
   const records = emptyRecordBatch();

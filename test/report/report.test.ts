@@ -116,7 +116,7 @@ describe('the HTML page', () => {
 
 describe('turn-2 cases render', () => {
   it.each(['t2-06-poll-identical-success', 't2-16-parallel-identical-in-one-batch'])('%s', async (name) => {
-    const text = readFileSync(new URL(`../../../shared/cases/turn2/${name}.otlp.jsonl`, import.meta.url), 'utf8');
+    const text = readFileSync(new URL(`../../fixtures/cases/turn2/${name}.otlp.jsonl`, import.meta.url), 'utf8');
     const { data } = await report(text);
     expect(data.summary.repetition.would_abort).toBe(1);
   });

@@ -73,7 +73,7 @@ describe('failure guard what-if (2 failing read_file calls per batch, 7 batches)
   });
 });
 
-const TURN2 = new URL('../../../shared/cases/turn2/', import.meta.url);
+const TURN2 = new URL('../../fixtures/cases/turn2/', import.meta.url);
 const turn2 = (name: string): string => readFileSync(new URL(`${name}.otlp.jsonl`, TURN2), 'utf8');
 
 /** t2-06 with each poll's result recorded on its `qwen-code.tool` span (as with sensitive span attributes on). */

@@ -1,10 +1,10 @@
 /**
- * The qwen-code profile with one trace map (trace → { prompt, interaction span }) against the
- * profile as it was at 958b77b with two maps (test/reference/qwen-code-profile-958b77b.ts, a
- * test-only copy): the same span and log-record views, fed to two guards that differ only in the
- * profile, give the same decisions, unjudged batches, evictions, forgotten prompts and repetition
- * decisions. Streams use few traces, including the invalid ids `''` and all zeros, prompts sharing
- * traces, subagent and nested (out-of-scope) spans, small prompt tables and idle sweeps.
+ * The qwen-code profile's trace index (trace → prompt, trace → interaction span) under streams that
+ * stress it: few traces, including the invalid ids `''` and all zeros, prompts sharing traces,
+ * subagent and nested (out-of-scope) spans, small prompt tables, idle sweeps and byte-budget
+ * evictions (an evicted prompt gets no later decision), and 2^16 prompt-only traces flooding the
+ * index while a prompt is open (its subagent's calls stay out of scope: a single map of both kinds
+ * of entry failed that, so the profile keeps two).
  */
 import fc from 'fast-check';
 import type { SpanContext } from '@opentelemetry/api';
@@ -13,7 +13,6 @@ import { createRepeatedToolFailureGuard } from '../src/index.js';
 import type { BatchDecision } from '../src/engine/failure-types.js';
 import type { LogRecordView, SpanView, WireProfile } from '../src/profiles/wire-profile.js';
 import { QwenCodeProfile } from '../src/profiles/qwen-code/qwen-code-profile.js';
-import { QwenCodeProfile958b77b } from './reference/qwen-code-profile-958b77b.js';
 
 const TRACES = ['', '00000000000000000000000000000000', 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa', 'bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb', 'cccccccccccccccccccccccccccccccc'];
 const SPANS = ['1111111111111111', '2222222222222222', '3333333333333333', '4444444444444444', '5555555555555555', '6666666666666666'];
@@ -76,7 +75,7 @@ const cmd: fc.Arbitrary<Cmd> = fc.oneof(
   },
 );
 
-/** Two guards, one profile each, with the same options and clock; everything they report. */
+/** A guard with the qwen-code profile, a settable clock, and everything it reports. */
 function pair(maxOpenPrompts: number, maxCallsPerBatch: number, maxHeldBytes?: number) {
   let now = 1_700_000_000_000;
   const make = (create: (e: never, r: never) => WireProfile) => {
@@ -105,9 +104,8 @@ function pair(maxOpenPrompts: number, maxCallsPerBatch: number, maxHeldBytes?: n
     return { guard, profile: profile as WireProfile, events };
   };
   const current = make((e, r) => new QwenCodeProfile(e, r));
-  const reference = make((e, r) => new QwenCodeProfile958b77b(e, r));
   let calls = 100;
-  return { current, reference, nextCall: () => calls++, advance: (ms: number) => (now += ms), hr: (): [number, number] => [Math.floor(now / 1000), (now % 1000) * 1e6] };
+  return { current, nextCall: () => calls++, advance: (ms: number) => (now += ms), hr: (): [number, number] => [Math.floor(now / 1000), (now % 1000) * 1e6] };
 }
 
 const sc = (traceId: string, spanId: string): SpanContext => ({ traceId, spanId, traceFlags: 1 });
@@ -120,12 +118,9 @@ function log(attributes: Record<string, unknown>, traceId: string | undefined, s
   return { hrTime: time, attributes: attributes as LogRecordView['attributes'], spanContext: traceId === undefined ? undefined : sc(traceId, spanId), instrumentationScope: { name: 'qwen-code' } };
 }
 
-/** Run one command on both profiles. */
+/** Run one command. */
 function run(h: ReturnType<typeof pair>, c: Cmd): void {
-  const both = (f: (profile: WireProfile) => void) => {
-    f(h.current.profile);
-    f(h.reference.profile);
-  };
+  const both = (f: (profile: WireProfile) => void) => f(h.current.profile);
   h.advance(1);
   const time = h.hr();
   switch (c.k) {
@@ -182,7 +177,6 @@ function run(h: ReturnType<typeof pair>, c: Cmd): void {
       return;
     case 'sweep':
       h.current.guard.sweep();
-      h.reference.guard.sweep();
       return;
     case 'batch': {
       run(h, { k: 'llm', t: c.t, s: 5, parent: c.s, p: c.p, ctx: 'interaction', session: 0 });
@@ -211,8 +205,8 @@ function expectNoDecisionAfterEviction(events: readonly unknown[]): void {
   }
 }
 
-describe('one trace map against two (qwen-code profile at 958b77b)', () => {
-  it('same reports on any small stream (fast-check)', async () => {
+describe('the qwen-code trace index', () => {
+  it('no decision after an eviction, on any small stream (fast-check)', async () => {
     let decisions = 0;
     const TALLY: Record<string, number> = {};
     await fc.assert(
@@ -220,8 +214,6 @@ describe('one trace map against two (qwen-code profile at 958b77b)', () => {
         const h = pair(maxOpen, maxCalls);
         for (const c of cmds) run(h, c);
         h.current.guard.sweep();
-        h.reference.guard.sweep();
-        expect(h.current.events).toEqual(h.reference.events);
         expectNoDecisionAfterEviction(h.current.events);
         for (const e of h.current.events) {
           const k = String((e as unknown[])[0]);
@@ -229,7 +221,6 @@ describe('one trace map against two (qwen-code profile at 958b77b)', () => {
         }
         decisions = TALLY.decision ?? 0;
         await h.current.guard.shutdown();
-        await h.reference.guard.shutdown();
       }),
       { numRuns: 300 },
     );
@@ -249,7 +240,6 @@ describe('one trace map against two (qwen-code profile at 958b77b)', () => {
     for (let i = 0; i < 70_000; i++) {
       const v = log({ 'event.name': 'qwen-code.api_request', prompt_id: PROMPTS[2], 'session.id': 'sess-2' }, i.toString(16).padStart(32, 'f'), S0, h.hr());
       h.current.profile.onLogRecord(v);
-      h.reference.profile.onLogRecord(v);
     }
     // P0's trace again, then a tool span whose parent (a subagent's, not seen) is not the interaction
     run(h, { k: 'toolLog', t: 2, s: 2, p: 0, call: 0, status: 'success', exec: 'success', err: undefined, args: undefined });
@@ -264,9 +254,7 @@ describe('one trace map against two (qwen-code profile at 958b77b)', () => {
     const decisions = h.current.events.filter((e) => (e as unknown[])[0] === 'decision').map((e) => (e as [string, BatchDecision])[1]);
     expect(decisions.filter((d) => d.promptId === P0).map((d) => d.receipt.observations.map((o) => o.callId))).toEqual([['c0']]);
     expect(h.current.events.filter((e) => (e as unknown[])[0] === 'repetition')).toEqual([]);
-    expect(h.current.events).toEqual(h.reference.events);
     await h.current.guard.shutdown();
-    await h.reference.guard.shutdown();
   });
 
   it('byte-budget evictions: an evicted prompt never comes back, whichever prompt was looked up last', async () => {
@@ -279,10 +267,7 @@ describe('one trace map against two (qwen-code profile at 958b77b)', () => {
       const promptId = `sess-${i}########1`;
       const trace = (i + 1).toString(16).padStart(32, '0');
       const view = (name: string, spanId: string, parent: string | undefined, attributes: Record<string, unknown>) => span(name, trace, spanId, parent, attributes, h.hr());
-      const both = (f: (pr: WireProfile) => void) => {
-        f(h.current.profile);
-        f(h.reference.profile);
-      };
+      const both = (f: (pr: WireProfile) => void) => f(h.current.profile);
       both((pr) => pr.onSpanStart(view('qwen-code.interaction', 'a000000000000001', undefined, { 'qwen-code.prompt_id': promptId, 'qwen-code.message_type': 'acp_prompt' })));
       for (let b = 0; b < 3; b++) {
         both((pr) => pr.onSpanStart(view('qwen-code.llm_request', `b00000000000000${b}`, 'a000000000000001', { 'qwen-code.prompt_id': promptId, 'llm_request.context': 'interaction' })));
@@ -308,8 +293,6 @@ describe('one trace map against two (qwen-code profile at 958b77b)', () => {
     expect(reasons.length).toBeGreaterThan(0); // the byte budget did evict (64 prompts may be open: not by count)
     expect((h.current.events as [string, ...unknown[]][]).some((e) => e[0] === 'decision')).toBe(true);
     expectNoDecisionAfterEviction(h.current.events);
-    expect(h.current.events).toEqual(h.reference.events);
     await h.current.guard.shutdown();
-    await h.reference.guard.shutdown();
   });
 });
