@@ -49,12 +49,14 @@ describe('errors from bytes: the same message and position as from the text', ()
   // hand: `é`, `ü`, `ñ` are two bytes and one unit; `日`, `本` three bytes and one unit; `😀` four
   // bytes and two units (a surrogate pair, of which the message quotes the first).
   it.each([
-    { desc: 'a two-byte character between objects', text: '{"resourceSpans": []}\n  é\n', message: 'x.json:2:3: unexpected character "é" between JSON objects' },
-    { desc: 'a four-byte character between objects', text: '{"resourceSpans": []}   😀\n', message: 'x.json:1:25: unexpected character "\\ud83d" between JSON objects' },
+    { desc: 'a two-byte character between objects (named by its code point)', text: '{"resourceSpans": []}\n  é\n', message: 'x.json:2:3: unexpected character U+00E9 between JSON objects' },
+    { desc: 'a four-byte character between objects', text: '{"resourceSpans": []}   😀\n', message: 'x.json:1:25: unexpected character U+1F600 between JSON objects' },
+    { desc: 'a printable ASCII character is quoted', text: '{"resourceSpans": []}\n x\n', message: 'x.json:2:2: unexpected character "x" between JSON objects' },
     { desc: 'invalid JSON after three-byte characters on the same line', text: '{"x": "日本"}{"resourceSpans": [,]}\n', message: 'x.json:1:12: invalid JSON in the object that starts here' },
     { desc: 'a truncated object on a line after a two-byte character', text: '{"x": "ü"}\n  {"resourceSpans": [\n', message: 'x.json:2:3: truncated JSON object' },
     { desc: 'invalid JSON in a pretty object holding a two-byte character', text: '{"resourceSpans": []}\n{\n  "name": "ñ",\n  "attributes": {"a": tru}\n}\n', message: 'x.json:2:1: invalid JSON in the object that starts here' },
-    { desc: 'a byte order mark (not skipped, in text or bytes)', text: '\ufeff{"resourceSpans": []}\n', message: 'x.json:1:1: unexpected character "\ufeff" between JSON objects' },
+    { desc: 'a byte order mark after the start (named: it is invisible)', text: '{"resourceSpans": []}\n\ufeff{"resourceSpans": []}\n', message: 'x.json:2:1: unexpected character U+FEFF between JSON objects' },
+    { desc: 'an error on the line of a skipped byte order mark counts it as a character', text: '\ufeff{"resourceSpans": []} x', message: 'x.json:1:24: unexpected character "x" between JSON objects' },
   ])('$desc', ({ text, message }) => {
     const fromText = thrown(() => parseTelemetryText(text, 'x.json'));
     expect(fromText).toBeInstanceOf(TelemetryParseError);
@@ -67,9 +69,18 @@ describe('errors from bytes: the same message and position as from the text', ()
 
   it('an invalid UTF-8 byte between objects is U+FFFD, as in the file read as UTF-8 text', () => {
     const bytes = Buffer.concat([Buffer.from('{"resourceSpans": []}\n', 'utf8'), Buffer.from([0xff]), Buffer.from('\n', 'utf8')]);
-    const message = 'x.json:2:1: unexpected character "\ufffd" between JSON objects';
+    const message = 'x.json:2:1: unexpected character U+FFFD between JSON objects';
     expect(thrown(() => parseTelemetryText(bytes.toString('utf8'), 'x.json')).message).toBe(message);
     expect(thrown(() => parseTelemetryText(bytes, 'x.json')).message).toBe(message);
+  });
+
+  it('a byte order mark at the start is skipped, in text and in bytes', () => {
+    const path = captures().find((f) => f.name.endsWith('acp-enforce.outfile.json'))?.path as string;
+    const text = readFileSync(path, 'utf8');
+    const expected = parseTelemetryText(text, path);
+    expect(expected.spans.length).toBeGreaterThan(0);
+    expect(parseTelemetryText(`\ufeff${text}`, path)).toEqual(expected);
+    expect(parseTelemetryText(Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(text, 'utf8')]), path)).toEqual(expected);
   });
 
   it('invalid UTF-8 inside a value decodes to U+FFFD, as in the file read as UTF-8 text', () => {

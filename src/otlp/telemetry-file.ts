@@ -56,6 +56,21 @@ function lineCol(contents: Contents, offset: number): [number, number] {
   return [line, typeof contents === 'string' ? offset - last : textOf(contents, last + 1, offset).length + 1];
 }
 
+/** Code units of a byte order mark at the start (U+FEFF; EF BB BF in UTF-8), which is skipped; else 0. */
+function byteOrderMarkLength(contents: Contents): number {
+  if (typeof contents === 'string') return contents.charCodeAt(0) === 0xfeff ? 1 : 0;
+  return contents[0] === 0xef && contents[1] === 0xbb && contents[2] === 0xbf ? 3 : 0;
+}
+
+/**
+ * The character at `offset` for an error message: printable ASCII quoted, anything else as its code
+ * point (`U+FEFF`), so that an invisible or control character is named.
+ */
+function characterAt(contents: Contents, offset: number): string {
+  const cp = textOf(contents, offset, Math.min(contents.length, offset + (typeof contents === 'string' ? 2 : 4))).codePointAt(0) ?? 0;
+  return cp >= 0x21 && cp <= 0x7e ? JSON.stringify(String.fromCodePoint(cp)) : `U+${cp.toString(16).toUpperCase().padStart(4, '0')}`;
+}
+
 /**
  * End offset of the JSON value that starts at `from` (an object or array), exactly: strings and
  * escapes are honoured. Throws {@link TelemetryParseError} on unbalanced input.
@@ -250,12 +265,13 @@ function otlpObjectToRecords(o: Json, sink: TelemetryRecordSink): void {
  *   lines: its text, or its bytes as read from disk (UTF-8). Bytes are the cheaper of the two for
  *   a large file: only one object at a time is decoded to a string, so no string of the whole file
  *   is built (for a file with any non-Latin-1 character that string takes two bytes a character).
- *   Decoding is as for reading the file as UTF-8 text: invalid sequences become U+FFFD; a byte
- *   order mark is not skipped (it is a character between objects, an error, as in text).
+ *   Decoding is as for reading the file as UTF-8 text: invalid sequences become U+FFFD. A byte
+ *   order mark at the start is skipped (in text or bytes); anywhere else it is an error.
  * @param file - the name used in error messages
  * @param sink - receives every record
  * @throws {@link TelemetryParseError} for malformed JSON or anything but whitespace between
- *   objects (with the line and column, in characters of the decoded text, where the offending
+ *   objects (a printable ASCII character is quoted, any other named by its code point, `U+FEFF`;
+ *   with the line and column, in characters of the decoded text, where the offending
  *   object or character starts), or a file with no telemetry at all; the records of the objects
  *   before the error have been handed over
  */
@@ -265,7 +281,7 @@ export function readTelemetryText(contents: string | Uint8Array, file: string, s
   let recognised = 0;
   const memo: ResourceMemo = { raw: undefined, resource: undefined };
   const n = units.length;
-  let pos = 0;
+  let pos = byteOrderMarkLength(units);
   while (pos < n) {
     const c = unitAt(units, pos);
     if (c === 32 || c === 10 || c === 13 || c === 9) {
@@ -273,9 +289,7 @@ export function readTelemetryText(contents: string | Uint8Array, file: string, s
       continue;
     }
     if (c !== 123 && c !== 91) {
-      // (the character itself, decoded: from bytes, the first character of up to four of them)
-      const character = textOf(units, pos, typeof units === 'string' ? pos + 1 : Math.min(n, pos + 4))[0];
-      throw new TelemetryParseError(file, ...lineCol(units, pos), `unexpected character ${JSON.stringify(character)} between JSON objects`);
+      throw new TelemetryParseError(file, ...lineCol(units, pos), `unexpected character ${characterAt(units, pos)} between JSON objects`);
     }
     const end = valueEnd(units, file, pos);
     const value = parseAt(units, file, pos, end);
