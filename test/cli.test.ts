@@ -134,6 +134,20 @@ describe('replay: cannot judge is never silent (issue 12, case 3)', () => {
     expect(decisions.map((l) => l.decision)).toEqual(['tracked', 'tracked', 'tracked', 'tracked', 'tracked', 'tracked', 'tracked', 'would_warn', 'would_stop']);
   });
 
+  it('telemetry of the profile with no tool call says so instead of naming the profile in use', () => {
+    const log = JSON.stringify({ _hrTime: [1_700_000_000, 0], attributes: { 'event.name': 'qwen-code.user_prompt', prompt_id: 's########1', 'session.id': 's' }, instrumentationScope: { name: 'qwen-code' } }, null, 2);
+    const r = cliWithInput(`${log}\n`, 'replay', '-');
+    expect(r.code).toBe(3);
+    expect(r.stderr).toMatch(/no tool batch found for profile qwen-code in 0 span\(s\) and 1 log record\(s\): it is qwen-code telemetry with no tool call in it\./);
+    expect(r.stderr).not.toContain('Try --profile');
+  });
+
+  it('standard input given twice is a usage error: exit 2', () => {
+    const r = cliWithInput('', 'replay', '-', '-');
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/standard input \(-\) can be given only once/);
+  });
+
   it('telemetry with no tool batch for the chosen profile says so and names the profile it looks like', () => {
     const r = cli('replay', '--profile', 'batch-span', fixturePath('acp-shadow-drain'));
     expect(r.code).toBe(3);

@@ -80,6 +80,7 @@ async function readInput(file: string, io: CommandIo): Promise<Buffer> {
 export async function runReplay(files: readonly string[], options: ReplayCommandOptions, io: CommandIo): Promise<number> {
   // Fail before the work when --report cannot be honoured.
   const charts = options.report === undefined ? undefined : await reportCharts();
+  if (files.filter((f) => f === '-').length > 1) throw new UserError('standard input (-) can be given only once');
   const sources: TelemetrySource[] = [];
   for (const file of files) sources.push({ text: await readInput(file, io), file: file === '-' ? '<stdin>' : file });
   // Every object is parsed and checked; only what the profile reads is kept (parseReplayInput).
@@ -153,7 +154,9 @@ function explainCannotJudge(result: ReplayResult, requested: WireProfileName | '
     const looks =
       result.detectedProfiles.length === 0
         ? 'it does not look like any built-in profile'
-        : `it looks like ${result.detectedProfiles.join(', ')}`;
+        : suggestion === undefined
+          ? `it is ${result.profile} telemetry with no tool call in it`
+          : `it looks like ${result.detectedProfiles.join(', ')}`;
     return [
       `no tool batch found for profile ${result.profile} in ${result.spanCount} span(s) and ${result.logCount} log record(s): ${looks}.`,
       ...(suggestion !== undefined && requested !== 'auto' ? [`  Try --profile ${suggestion}.`] : []),
