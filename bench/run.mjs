@@ -976,7 +976,7 @@ async function p6() {
     await lv.guarded.shutdown();
     const ratios = lv.guardedMs.map((g, r) => g / lv.plainMs[r]);
     series.push({ n: lv.n, guarded: perBatch(median(lv.guardedMs)), plain: perBatch(median(lv.plainMs)), ratio: median(ratios), growth: median(growthRounds[k]), open });
-    console.error(`  P6 ${lv.n}x: ${fmt(perBatch(median(lv.guardedMs)), 1)} us/batch guard+BSP, ${fmt(perBatch(median(lv.plainMs)), 1)} us/batch BSP alone (${fmt(median(ratios), 3)}x); ${fmt(median(growthRounds[k]), 3)}x of ${levels[0].n}x; ${open} prompts open`);
+    console.error(`  P6 ${lv.n}x: ${fmt(perBatch(median(lv.guardedMs)), 1)} us/batch guard+BSP, ${fmt(perBatch(median(lv.plainMs)), 1)} us/batch BSP alone (${fmt(median(ratios), 3)}x); ${fmt(median(growthRounds[k]), 3)}x of ${levels[0].n}x (rounds ${growthRounds[k].map((x) => fmt(x, 3)).join(' ')}); ${open} prompts open`);
   }
   const one = series[0];
   const worst = series.reduce((a, b) => (b.growth > a.growth ? b : a));

@@ -247,4 +247,41 @@ describe('the last-lookup cache never answers for an entry that left the table (
       { numRuns: 500 },
     );
   });
+
+  it('priming with any entry ever created, held or gone, changes no answer; held is table membership', () => {
+    const withPrime = fc.oneof(op, fc.record({ op: fc.constant('prime' as const), key: fc.nat({ max: 40 }) }));
+    fc.assert(
+      fc.property(fc.array(withPrime, { minLength: 30, maxLength: 80 }), fc.boolean(), (ops, tombstones) => {
+        type Held = Entry & { heldBytes?: number; held?: boolean };
+        // maxBytes 60: two weighed entries are often over it, so entries are also weighed out
+        const r = new PromptRegistry<Held>({ maxEntries: 3, maxBytes: 60, now: () => 0, tombstones: tombstones ? TOMBSTONES : undefined });
+        const table = (r as unknown as { _entries: Map<string, Held> })._entries;
+        const created: Array<readonly [string, Held]> = [];
+        for (const o of ops) {
+          if (o.op === 'prime') {
+            const ref = created[o.key % Math.max(1, created.length)];
+            if (ref !== undefined) expect(r.prime(ref[0], ref[1])).toBe(table.get(ref[0]) === ref[1]);
+            for (let i = 0; i <= 5; i++) expect(r.get(`p${i}`)).toBe(table.get(`p${i}`));
+            continue;
+          }
+          const k = `p${o.key}`;
+          if (o.op === 'admit') {
+            r.admit(k, () => {
+              const e: Held = { lastSeenMillis: 0, held: false };
+              created.push([k, e]);
+              return e;
+            });
+          } else if (o.op === 'get') r.get(k);
+          else if (o.op === 'forget') r.forget(k, o.how);
+          else if (o.op === 'weigh') {
+            const e = r.get(k);
+            if (e !== undefined) r.weigh(k, e, o.bytes);
+          }
+          for (let i = 0; i <= 5; i++) expect(r.get(`p${i}`)).toBe(table.get(`p${i}`));
+          for (const [key, e] of created) expect(e.held).toBe(table.get(key) === e);
+        }
+      }),
+      { numRuns: 500 },
+    );
+  });
 });

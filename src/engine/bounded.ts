@@ -17,6 +17,7 @@ export class BoundedSet<T> {
   private _old: Set<T> | undefined;
   /** A value known to be in the young generation (`undefined`: none). */
   private _lastYoung: T | undefined;
+  private _generation = 0;
 
   constructor(max: number) {
     this._half = Math.max(1, Math.ceil(max / 2));
@@ -33,6 +34,7 @@ export class BoundedSet<T> {
       this._old = this._young;
       this._young = new Set();
       this._lastYoung = undefined;
+      this._generation += 1;
     } else {
       this._lastYoung = v;
     }
@@ -46,6 +48,15 @@ export class BoundedSet<T> {
   /** Entries held (at most `max`). */
   get size(): number {
     return this._young.size + (this._old?.size ?? 0);
+  }
+
+  /**
+   * How many times the young generation has been retired, starting at `0`. A value added while the
+   * generation is `g` is held, and would be found in the young generation, for as long as the
+   * generation is still `g` (unless deleted): a caller that notes `g` may skip adding it again.
+   */
+  get generation(): number {
+    return this._generation;
   }
 
   delete(v: T): void {

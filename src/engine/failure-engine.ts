@@ -18,7 +18,7 @@ import { findCall, hasCancelledCall, hasRunningCall, hasSettledCall, hasUnsettle
 import type { OpenBatch } from './batch-assembler.js';
 import type { GuardRoute } from './call-facts.js';
 import { CALL_ESTIMATE_BYTES, CLOSED_CALL_ESTIMATE_BYTES, DEFAULT_EVICTED_PROMPT_FILTER_BYTES, DEFAULT_MAX_HELD_BYTES, PROMPT_ESTIMATE_BYTES } from './failure-types.js';
-import type { BatchDecision, EvictionReason, FailureEngineListener, FailureEngineSettings } from './failure-types.js';
+import type { BatchDecision, EvictionReason, FailureEngineListener, FailureEngineSettings, PromptRef } from './failure-types.js';
 import type {
   BatchReceipt,
   DrainSignals,
@@ -62,6 +62,8 @@ interface PromptEntry {
   note: string | null | undefined;
   /** Set by the registry's `weigh`; initialised here so every entry keeps one shape (no property added later). */
   heldBytes: number;
+  /** Whether the registry holds the entry (see `RegistryEntry.held`); initialised for the same reason. */
+  held: boolean;
 }
 
 /** The route came from the prompt's message type (not inferred). */
@@ -165,6 +167,26 @@ export class FailureEngine {
    */
   profileNote(promptId: string): string | null | undefined {
     return this._prompts.get(promptId)?.note;
+  }
+
+  /**
+   * A reference to the held prompt (`undefined` when not held), for a profile that reaches prompts
+   * through another index (a trace): {@link FailureEngine.resumePrompt} then makes the prompt's next
+   * lookup by id free. Creates nothing.
+   */
+  promptRef(promptId: string): PromptRef | undefined {
+    return this._prompts.get(promptId) as PromptRef | undefined;
+  }
+
+  /**
+   * Make the prompt of `ref` the engine's last looked-up prompt, so the next call naming its id
+   * probes no hash table (whose memory is cold when many prompts are open). Returns whether the
+   * prompt is still held; when it is not, nothing changes and the caller drops the reference.
+   * Only a hint: every call gives the same result with or without it.
+   */
+  resumePrompt(ref: PromptRef): boolean {
+    const entry = ref as unknown as PromptEntry;
+    return this._prompts.prime(entry.promptId, entry);
   }
 
   /** The prompt's `qwen-code.message_type`, when the engine holds the prompt and knows it. */
@@ -412,6 +434,7 @@ export class FailureEngine {
       lastSeenMillis: this._stamp(),
       note: undefined,
       heldBytes: 0,
+      held: false,
     };
   }
 

@@ -106,3 +106,13 @@ export const CALL_ESTIMATE_BYTES = 256;
 /** Estimated bytes of one judged call id remembered to drop its late records. */
 export const CLOSED_CALL_ESTIMATE_BYTES = 96;
 
+declare const promptRefBrand: unique symbol;
+
+/**
+ * An opaque reference to a prompt the engine holds (`FailureEngine.promptRef`); it carries no data
+ * a profile may read. A reference outlives its prompt harmlessly: `FailureEngine.resumePrompt`
+ * answers `false` once the prompt is forgotten.
+ */
+export interface PromptRef {
+  readonly [promptRefBrand]: true;
+}

@@ -18,6 +18,11 @@ export interface RegistryEntry {
   lastSeenMillis: number;
   /** Estimated bytes the entry holds, as last set by {@link PromptRegistry.weigh}. */
   heldBytes?: number;
+  /**
+   * Whether the table holds the entry: set when {@link PromptRegistry.admit} creates it, cleared
+   * when it leaves (trimmed, weighed out, forgotten). Creators initialise it to `false`.
+   */
+  held?: boolean;
 }
 
 /** Tombstone settings of a {@link PromptRegistry}. */
@@ -101,6 +106,7 @@ export class PromptRegistry<E extends RegistryEntry> {
       if (k === key) continue;
       this._entries.delete(k);
       this._bytes -= v.heldBytes ?? 0;
+      v.held = false;
       removed.push([k, v]);
     }
     return removed;
@@ -143,6 +149,20 @@ export class PromptRegistry<E extends RegistryEntry> {
     return entry;
   }
 
+  /**
+   * Make `entry`, held under `key`, the last entry found, so the next {@link PromptRegistry.get} of
+   * `key` probes no hash table: for a caller that keeps a reference to an entry beside another
+   * index (a trace) and reaches it without the key's hash-table probe, whose memory is cold when many
+   * entries are held. `false` (and nothing changed) when the entry has left the table. The caller
+   * passes the key the entry was admitted under.
+   */
+  prime(key: string, entry: E): boolean {
+    if (entry.held !== true) return false;
+    this._lastKey = key;
+    this._lastEntry = entry;
+    return true;
+  }
+
   private _forgetLast(): void {
     this._lastKey = undefined;
     this._lastEntry = undefined;
@@ -169,6 +189,7 @@ export class PromptRegistry<E extends RegistryEntry> {
     if (entry === undefined) return { status: 'refused', entry: undefined, trimmed: NOTHING };
     const trimmed = this._trim();
     this._entries.set(key, entry);
+    entry.held = true;
     return { status: 'created', entry, trimmed };
   }
 
@@ -188,6 +209,7 @@ export class PromptRegistry<E extends RegistryEntry> {
       if (removed.length >= drop) break;
       map.delete(k);
       this._bytes -= v.heldBytes ?? 0;
+      v.held = false;
       removed.push([k, v]);
     }
     return removed;
@@ -203,6 +225,7 @@ export class PromptRegistry<E extends RegistryEntry> {
     if (entry !== undefined) {
       this._bytes -= entry.heldBytes ?? 0;
       this._entries.delete(key);
+      entry.held = false;
     }
     if (how === 'finished') this._finished?.add(key);
     else if (how === 'evicted') this._evicted?.add(key);

@@ -29,6 +29,16 @@ export interface RepetitionDecisionRecord {
   readonly sessionId: string | undefined;
 }
 
+declare const sessionRefBrand: unique symbol;
+
+/**
+ * An opaque reference to a session the breaker holds (`RepetitionEngine.sessionRef`); it carries no
+ * data a profile may read, and outlives its session harmlessly (`resumeSession` answers `false`).
+ */
+export interface SessionRef {
+  readonly [sessionRefBrand]: true;
+}
+
 /** Receives repetition decisions. */
 export interface RepetitionListener {
   onRepetitionDecision?(record: RepetitionDecisionRecord): void;
@@ -70,6 +80,10 @@ export interface RepetitionCall {
 }
 
 interface SessionEntry {
+  /** The session key the entry is held under. */
+  readonly key: string;
+  /** Whether the registry holds the entry (see `RegistryEntry.held`). */
+  held: boolean;
   state: RepetitionState;
   promptId: string | undefined;
   hookDriven: boolean;
@@ -183,6 +197,25 @@ export class RepetitionEngine {
     return outcome.action;
   }
 
+  /**
+   * A reference to the held session of a call's session and prompt ids (`undefined` when not held),
+   * for a profile that keeps it beside another index: {@link RepetitionEngine.resumeSession} then
+   * makes the session's next lookup free. Creates nothing.
+   */
+  sessionRef(sessionId: string | undefined, promptId: string): SessionRef | undefined {
+    return this._sessions.get(sessionKeyOf(sessionId, promptId)) as SessionRef | undefined;
+  }
+
+  /**
+   * Make the session of `ref` the last looked-up one, so the next call of that session probes no
+   * hash table. Returns whether the session is still held. Only a hint: every call gives the same
+   * result with or without it.
+   */
+  resumeSession(ref: SessionRef): boolean {
+    const entry = ref as unknown as SessionEntry;
+    return this._sessions.prime(entry.key, entry);
+  }
+
   /** Forget sessions idle longer than `sessionIdleMillis` (by the engine clock). */
   sweep(): void {
     for (const [key] of this._sessions.idle(this._settings.sessionIdleMillis)) this._sessions.forget(key, 'dropped');
@@ -202,6 +235,8 @@ export class RepetitionEngine {
 
   private _admit(key: string): SessionEntry {
     return this._sessions.admit(key, () => ({
+      key,
+      held: false,
       state: initialRepetitionState(),
       promptId: undefined,
       hookDriven: false,

@@ -70,6 +70,34 @@ describe('BoundedSet', () => {
     );
   });
 
+  it('a value added at generation g is in the young generation while the generation is still g, unless deleted (fast-check)', () => {
+    fc.assert(
+      fc.property(fc.array(op, { minLength: 10, maxLength: 80 }), fc.integer({ min: 1, max: 8 }), (ops, max) => {
+        const s = new BoundedSet<string>(max);
+        const young = () => (s as unknown as { _young: Set<string> })._young;
+        const addedAt = new Map<string, number>();
+        let last = s.generation;
+        for (const o of ops) {
+          const v = `v${o.value}`;
+          if (o.op === 'add') {
+            const g = s.generation;
+            s.add(v);
+            // a value that filled the young generation went with it: noted at the generation it is held in
+            addedAt.set(v, young().has(v) ? s.generation : g);
+          } else if (o.op === 'has') s.has(v);
+          else {
+            s.delete(v);
+            addedAt.delete(v);
+          }
+          expect(s.generation - last === 0 || s.generation - last === 1).toBe(true);
+          last = s.generation;
+          for (const [value, g] of addedAt) if (g === s.generation) expect(young().has(value)).toBe(true);
+        }
+      }),
+      { numRuns: 500 },
+    );
+  });
+
   it('a value added again after its generation was dropped is held again', () => {
     const s = new BoundedSet<string>(4); // generations of two
     s.add('a');

@@ -12,8 +12,9 @@
  * of scope (design non-goals) and ignored.
  */
 import type { FailureEngine } from '../../engine/failure-engine.js';
+import type { PromptRef } from '../../engine/failure-types.js';
 import { isSessionKeyOf, sessionKeyOf } from './prompt-id.js';
-import type { RepetitionEngine } from '../../engine/repetition-engine.js';
+import type { RepetitionEngine, SessionRef } from '../../engine/repetition-engine.js';
 import type { GuardRoute } from '../../engine/call-facts.js';
 import type { CallFacts } from '../../engine/call-facts.js';
 import {
@@ -78,6 +79,28 @@ function isForegroundPromptId(promptId: string): boolean {
   return true;
 }
 
+/**
+ * What the profile knows of one trace, reached by one hash-table probe per batch: the prompt, and
+ * references to the engines' state of that prompt and its session (hints that spare their own
+ * probes, whose memory is cold when many prompts are open; see `FailureEngine.resumePrompt`).
+ */
+interface TraceRecord {
+  readonly promptId: string;
+  /**
+   * The trace's interaction span, when known: a copy of the trace's entry in the interaction index,
+   * which alone is authoritative when this record is forgotten.
+   */
+  interactionSpanId: string | undefined;
+  prompt: PromptRef | undefined;
+  session: SessionRef | undefined;
+  /**
+   * The span-session set's generation when this trace's prompt last added its session key
+   * (`-1`: never): while the generation is unchanged, the key is still in the set's young
+   * generation and need not be added (probed) again.
+   */
+  spanSessionGeneration: number;
+}
+
 function toolType(v: unknown): ToolType | undefined {
   return v === 'native' || v === 'mcp' ? v : undefined;
 }
@@ -87,8 +110,12 @@ export class QwenCodeProfile implements WireProfile {
   readonly name = 'qwen-code';
   private readonly _engine: FailureEngine;
   private readonly _repetition: RepetitionEngine | undefined;
-  private readonly _traceToPrompt = new BoundedMap<string, string>(TRACKED);
-  /** Trace → span id of its interaction span: foreground tool spans are its direct children. */
+  private readonly _traceToPrompt = new BoundedMap<string, TraceRecord>(TRACKED);
+  /**
+   * Trace → span id of its interaction span: foreground tool spans are its direct children. Kept
+   * apart from the trace records (which copy it): traces known only from their logs, however many,
+   * never push an interaction span out.
+   */
   private readonly _traceInteraction = new BoundedMap<string, string>(TRACKED);
   /** Sessions whose interaction llm_request spans are seen: their api_request logs are not boundaries. */
   private readonly _spanSessions = new BoundedSet<string>(SESSIONS_TRACKED);
@@ -107,7 +134,7 @@ export class QwenCodeProfile implements WireProfile {
     // The trace index forgets a prompt with the engine.
     engine.addListener({
       onPromptForgotten: (promptId, traceId) => {
-        if (traceId !== undefined && this._traceToPrompt.get(traceId) === promptId) {
+        if (traceId !== undefined && this._traceToPrompt.get(traceId)?.promptId === promptId) {
           this._traceToPrompt.delete(traceId);
           this._traceInteraction.delete(traceId);
         }
@@ -173,7 +200,9 @@ export class QwenCodeProfile implements WireProfile {
       const promptId = stringAttr(attrs, ATTR_PROMPT_ID);
       if (promptId === undefined || !isForegroundPromptId(promptId)) return;
       const sessionId = stringAttr(attrs, ATTR_SESSION_ID);
-      if (this._spanSessions.has(this._sessionKey(sessionId, promptId))) return;
+      const key = this._sessionKey(sessionId, promptId);
+      // A key the prompt's note holds was added to the set by one of its own llm_request spans.
+      if (key === this._engine.profileNote(promptId) || this._spanSessions.has(key)) return;
       this._remember(record.spanContext?.traceId, promptId);
       this._engine.observePrompt(promptId, { sessionId, foreground: true });
       this._engine.boundary(promptId);
@@ -191,13 +220,14 @@ export class QwenCodeProfile implements WireProfile {
     const isInteraction = span.name === SPAN_INTERACTION;
     const context = stringAttr(attrs, ATTR_LLM_REQUEST_CONTEXT);
     if (!isInteraction && context !== undefined && context !== 'interaction') return undefined;
-    this._remember(span.spanContext().traceId, promptId);
+    const traceId = span.spanContext().traceId;
+    const record = this._remember(traceId, promptId);
     if (!starting) return promptId;
     // The interaction span is the interaction itself, or an interaction model request's parent.
     const interactionSpanId = isInteraction ? span.spanContext().spanId : span.parentSpanContext?.spanId;
-    const traceId = span.spanContext().traceId;
-    if (interactionSpanId !== undefined && (isInteraction || this._traceInteraction.get(traceId) === undefined)) {
+    if (interactionSpanId !== undefined && (isInteraction || this._interactionOf(traceId, record) === undefined)) {
       this._traceInteraction.set(traceId, interactionSpanId);
+      if (record !== undefined) record.interactionSpanId = interactionSpanId;
     }
     const sessionId = stringAttr(attrs, ATTR_SESSION_ID);
     if (isInteraction) {
@@ -207,8 +237,16 @@ export class QwenCodeProfile implements WireProfile {
       return promptId;
     }
     const key = this._sessionKey(sessionId, promptId);
-    this._spanSessions.add(key);
-    this._engine.observePrompt(promptId, { sessionId, traceId, note: key });
+    const noted = key === this._engine.profileNote(promptId);
+    // The session is a span session from now on, and stays remembered while its prompts keep making
+    // requests. A key this trace's prompt added in the set's current generation is still in its
+    // young generation: not probed again on every batch (its memory is cold when many prompts are open).
+    const generation = this._spanSessions.generation;
+    if (!noted || record === undefined || record.spanSessionGeneration !== generation) {
+      this._spanSessions.add(key);
+      if (record !== undefined) record.spanSessionGeneration = generation;
+    }
+    this._engine.observePrompt(promptId, noted ? { sessionId, traceId } : { sessionId, traceId, note: key });
     this._engine.boundary(promptId);
     return promptId;
   }
@@ -220,11 +258,12 @@ export class QwenCodeProfile implements WireProfile {
     const ctx = span.spanContext();
     const isTool = span.name === SPAN_TOOL;
     const parentId = span.parentSpanContext?.spanId;
+    const record = this._traceToPrompt.get(ctx.traceId);
     if (
       (isTool && (attrs[ATTR_PARENT_CALL_ID] !== undefined || attrs['tool.parent_call_id'] !== undefined)) ||
       // A foreground call's tool span is a direct child of the interaction span; a tool span under
       // anything else (a subagent span, another tool) is out of scope, even if that parent is unseen.
-      (isTool && parentId !== undefined && this._isNotInteractionChild(ctx.traceId, parentId)) ||
+      (isTool && parentId !== undefined && this._isNotInteractionChild(ctx.traceId, parentId, record)) ||
       (this._anyOutOfScope &&
         (this._outOfScopeCalls.has(`${ctx.traceId}/${callId}`) ||
           (parentId !== undefined && this._outOfScopeSpans.has(parentId))))
@@ -234,8 +273,9 @@ export class QwenCodeProfile implements WireProfile {
       this._outOfScopeCalls.add(`${ctx.traceId}/${callId}`);
       return;
     }
-    const promptId = this._traceToPrompt.get(ctx.traceId);
-    if (promptId === undefined) return;
+    if (record === undefined) return;
+    const promptId = record.promptId;
+    this._resume(record, promptId);
     const closedExecution = !isTool && edge === 'closed';
     const kind = isTool ? 'tool' : 'execution';
     const facts: CallFacts = {
@@ -262,7 +302,7 @@ export class QwenCodeProfile implements WireProfile {
     if (isTool && edge === 'closed') {
       const args = attrs[ATTR_GEN_AI_TOOL_CALL_ARGUMENTS];
       if (typeof args === 'string' && facts.toolName !== undefined) {
-        this._observeRepetition(promptId, callId, facts.toolName, args, undefined, stringAttr(attrs, ATTR_SESSION_ID));
+        this._observeRepetition(promptId, callId, facts.toolName, args, undefined, stringAttr(attrs, ATTR_SESSION_ID), record);
       }
     }
   }
@@ -275,13 +315,17 @@ export class QwenCodeProfile implements WireProfile {
     args: string,
     toolType: ToolType | undefined,
     sessionId: string | undefined,
+    record: TraceRecord | undefined,
   ): void {
-    if (this._repetition === undefined) return;
+    const repetition = this._repetition;
+    if (repetition === undefined) return;
     const messageType = this._engine.messageTypeOf(promptId);
     if (this._engine.isForcedOff(promptId, messageType)) return;
     const route: GuardRoute = messageType === undefined ? 'acp_foreground' : routeOf(messageType);
-    this._repetition.observeCall({
-      sessionId: sessionKeyOf(sessionId, promptId),
+    const sessionKey = sessionKeyOf(sessionId, promptId);
+    if (record?.session !== undefined && !repetition.resumeSession(record.session)) record.session = undefined;
+    repetition.observeCall({
+      sessionId: sessionKey,
       promptId,
       callId,
       toolName,
@@ -291,6 +335,8 @@ export class QwenCodeProfile implements WireProfile {
       userPrompt: messageType === undefined || messageType === 'acp_prompt' || messageType === 'userQuery',
       route,
     });
+    // The session just looked up (no probe): the trace's next batch resumes it.
+    if (record !== undefined && repetition.active) record.session = repetition.sessionRef(sessionKey, promptId);
   }
 
   private _toolCallLog(record: LogRecordView): void {
@@ -303,7 +349,7 @@ export class QwenCodeProfile implements WireProfile {
       const ctx = record.spanContext;
       if (this._outOfScopeSpans.has(ctx.spanId) || this._outOfScopeCalls.has(`${ctx.traceId}/${callId}`)) return;
     }
-    this._remember(record.spanContext?.traceId, promptId);
+    const trace = this._remember(record.spanContext?.traceId, promptId);
     const sessionId = stringAttr(attrs, ATTR_SESSION_ID);
     const responseId = stringAttr(attrs, ATTR_RESPONSE_ID);
     // Only headless qwen-code writes response_id on tool_call logs (wire reference §2.1).
@@ -332,7 +378,7 @@ export class QwenCodeProfile implements WireProfile {
     // After the failure guard has the call: nothing the breaker does can hide it from that guard.
     const args = attrs[ATTR_FUNCTION_ARGS];
     if (typeof args === 'string' && name !== undefined) {
-      this._observeRepetition(promptId, callId, name, args, toolType(attrs[ATTR_TOOL_TYPE]), sessionId);
+      this._observeRepetition(promptId, callId, name, args, toolType(attrs[ATTR_TOOL_TYPE]), sessionId, trace);
     }
   }
 
@@ -346,13 +392,39 @@ export class QwenCodeProfile implements WireProfile {
     return typeof noted === 'string' && isSessionKeyOf(noted, sessionId, promptId) ? noted : sessionKeyOf(sessionId, promptId);
   }
 
-  private _isNotInteractionChild(traceId: string, parentId: string): boolean {
-    const interaction = this._traceInteraction.get(traceId);
+  /** The trace's interaction span id: from its record when that has it, else from the interaction index. */
+  private _interactionOf(traceId: string, record: TraceRecord | undefined): string | undefined {
+    return record?.interactionSpanId ?? this._traceInteraction.get(traceId);
+  }
+
+  private _isNotInteractionChild(traceId: string, parentId: string, record: TraceRecord | undefined): boolean {
+    const interaction = this._interactionOf(traceId, record);
     return interaction !== undefined && interaction !== parentId;
   }
 
-  private _remember(traceId: string | undefined, promptId: string): void {
-    if (traceId === undefined || traceId === '' || traceId === INVALID_TRACE_ID) return;
-    if (this._traceToPrompt.get(traceId) !== promptId) this._traceToPrompt.set(traceId, promptId);
+  /**
+   * Record that the trace belongs to the prompt, and make the prompt the engine's next lookup
+   * ({@link QwenCodeProfile._resume}). Returns the trace's record (`undefined` for no valid trace id).
+   */
+  private _remember(traceId: string | undefined, promptId: string): TraceRecord | undefined {
+    if (traceId === undefined || traceId === '' || traceId === INVALID_TRACE_ID) return undefined;
+    let record = this._traceToPrompt.get(traceId);
+    if (record === undefined || record.promptId !== promptId) {
+      // The interaction span belongs to the trace, whichever prompt it is now linked to.
+      record = { promptId, interactionSpanId: record?.interactionSpanId, prompt: undefined, session: undefined, spanSessionGeneration: -1 };
+      this._traceToPrompt.set(traceId, record);
+    }
+    this._resume(record, promptId);
+    return record;
+  }
+
+  /**
+   * Make the record's prompt the engine's last looked-up prompt, so the batch's engine calls probe
+   * no hash table; learn the reference when the record has none or its prompt was forgotten. A hint
+   * only: the engine answers the same without it.
+   */
+  private _resume(record: TraceRecord, promptId: string): void {
+    if (record.prompt !== undefined && this._engine.resumePrompt(record.prompt)) return;
+    record.prompt = this._engine.promptRef(promptId);
   }
 }
