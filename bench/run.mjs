@@ -17,6 +17,7 @@
 // P5  serve ingest end to end (OTLP/HTTP protobuf on loopback -> decode -> reorder -> guard) vs decoding alone
 // P5g the same over OTLP/gRPC (@grpc/grpc-js client in another process)
 // P6  P2's per-batch cost with 10x, 100x, 1000x concurrent prompts vs 1x
+// P6g the guard's processors alone, fed recorded records, 1000x vs 1x concurrent prompts (info)
 // W   install weight of the packed tarball in an empty project (npm registry or a warm cache)
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { spawn } from 'node:child_process';
@@ -994,6 +995,101 @@ async function p6() {
   });
 }
 
+/**
+ * P6g (info): P6 for the guard's processors alone. Each level's prompts are produced by a host whose
+ * only processors record the spans and logs; the records of 50 batches are then handed to the
+ * guard's processors, and only that hand-over is timed: the SDK's own cost, which P6 includes, is
+ * left out. Levels 1 and 1,000, measured in alternating order in every round.
+ */
+async function p6g() {
+  console.error('P6g: the guard alone (recorded records handed to its processors), 1000 vs 1 concurrent prompts ...');
+  const FEED = 50;
+  const level = (n) => {
+    const records = [];
+    const recorder = { onStart: (s) => records.push(0, s), onEnd: (s) => records.push(1, s), forceFlush: async () => {}, shutdown: async () => {} };
+    const logRecorder = { onEmit: (l) => records.push(2, l), forceFlush: async () => {}, shutdown: async () => {} };
+    const tp = new BasicTracerProvider({ spanProcessors: [recorder] });
+    const lp = new LoggerProvider({ processors: [logRecorder] });
+    const tracer = tp.getTracer('qwen-code', '1.0.0');
+    const logger = lp.getLogger('qwen-code');
+    const out = guardOutputProviders();
+    const guard = createRepeatedToolFailureGuard({ mode: 'shadow', sweepIntervalMillis: 0, ...out });
+    const session = (slot) => `5c2d3e4f-6a7b-4c8d-9e0f-${slot.toString(16).padStart(12, '0')}`;
+    const live = Array.from({ length: n }, (_, slot) => toolBatchPromptSteps(tracer, logger, false, { sessionId: session(slot) }));
+    let i = 0;
+    const produce = () => {
+      for (let k = 0; k < FEED; k++) {
+        let step = live[i].next();
+        while (step.done) {
+          live[i] = toolBatchPromptSteps(tracer, logger, false, { sessionId: session(i) });
+          step = live[i].next();
+        }
+        i = (i + 1) % n;
+      }
+    };
+    const feed = () => {
+      for (let k = 0; k < records.length; k += 2) {
+        const kind = records[k];
+        if (kind === 0) guard.spanProcessor.onStart(records[k + 1], ROOT_CONTEXT);
+        else if (kind === 1) guard.spanProcessor.onEnd(records[k + 1]);
+        else guard.logRecordProcessor.onEmit(records[k + 1]);
+      }
+      records.length = 0;
+    };
+    return {
+      n,
+      guard,
+      /** CPU milliseconds of handing over `batches` batches' records (producing them is not timed). */
+      run(batches) {
+        let spent = 0;
+        for (let b = 0; b < batches; b += FEED) {
+          produce();
+          const t0 = clockMs();
+          feed();
+          spent += clockMs() - t0;
+        }
+        return spent;
+      },
+      shutdown: async () => {
+        await guard.shutdown();
+        await tp.shutdown();
+        await lp.shutdown();
+        await out.shutdown();
+      },
+    };
+  };
+  const levels = [level(1), level(1_000)];
+  for (const lv of levels) {
+    for (let k = 0; k < Math.max(20_000, 20 * lv.n) * BATCHES_PER_PROMPT; k += 4_000) {
+      lv.run(4_000);
+      await yieldToLoop();
+    }
+  }
+  const BATCHES = 8_000;
+  const rounds = 2 * ROUNDS - 1;
+  const us = levels.map(() => []);
+  const growth = [];
+  for (let r = 0; r < rounds; r++) {
+    for (const k of r % 2 === 0 ? [0, 1] : [1, 0]) {
+      us[k][r] = (levels[k].run(BATCHES) * 1e3) / BATCHES;
+      await yieldToLoop();
+    }
+    growth.push(us[1][r] / us[0][r]);
+  }
+  const open = levels.map((lv) => lv.guard.engine.openPromptCount);
+  for (const lv of levels) await lv.shutdown();
+  report({
+    id: 'P6g',
+    what: 'P6 for the guard alone: recorded records of the same traffic handed to its processors (the SDK not timed), 1000 prompts open vs 1',
+    baseline: `${fmt(median(us[0]), 2)} us/batch`,
+    subject: `${fmt(median(us[1]), 2)} us/batch`,
+    result: `${fmt(median(growth), 3)}x`,
+    goal: '(info)',
+    pass: undefined,
+    detail: `median of ${rounds} rounds ${growth.map((x) => fmt(x, 3)).join(' ')}; ${open.join(' and ')} prompts open`,
+  });
+}
+
 // ------------------------------------------------------------------------------------------------
 // W: install weight
 
@@ -1031,6 +1127,7 @@ if (ONLY.has('P4')) await p4(false);
 if (ONLY.has('P5')) await p5('http');
 if (ONLY.has('P5') || ONLY.has('P5g')) await p5('grpc');
 if (ONLY.has('P6')) await p6();
+if (ONLY.has('P6') || ONLY.has('P6g')) await p6g();
 if (ONLY.has('W')) w();
 
 const header = ['id', 'measure', 'baseline', 'with guard', 'RESULT (ratio)', 'goal', 'verdict'];
