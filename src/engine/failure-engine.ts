@@ -104,7 +104,7 @@ export class FailureEngine {
     this._prompts = new PromptRegistry({
       maxEntries: settings.maxOpenPrompts,
       maxBytes: settings.maxHeldBytes ?? DEFAULT_MAX_HELD_BYTES,
-      now: settings.stampClock ?? settings.now,
+      now: settings.now,
       tombstones: {
         finishedCapacity: settings.maxOpenPrompts,
         evictedFilterBytes: settings.evictedPromptFilterBytes ?? DEFAULT_EVICTED_PROMPT_FILTER_BYTES,

@@ -92,12 +92,6 @@ export interface FailureEngineSettings {
    */
   readonly promptStartRequiredFromMillis?: number | undefined;
   readonly now: () => number;
-  /**
-   * Clock of the activity stamps (milliseconds), read on every record to time a prompt's idleness;
-   * `now` when absent. A coarse clock (the in-process guard's ticks once a second) spares a clock
-   * read per record; decision times always come from `now`.
-   */
-  readonly stampClock?: () => number;
   readonly reportError: (err: unknown) => void;
 }
 

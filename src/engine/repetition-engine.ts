@@ -59,12 +59,6 @@ export interface RepetitionEngineSettings {
    */
   readonly telemetryCanAct: boolean;
   readonly now: () => number;
-  /**
-   * Clock of the activity stamps (milliseconds), read on every record to time a session's idleness;
-   * `now` when absent. A coarse clock (the in-process guard's ticks once a second) spares a clock
-   * read per record; decision times always come from `now`.
-   */
-  readonly stampClock?: () => number;
   readonly reportError: (err: unknown) => void;
 }
 
@@ -173,7 +167,7 @@ export class RepetitionEngine {
 
   constructor(settings: RepetitionEngineSettings) {
     this._settings = settings;
-    this._sessions = new PromptRegistry({ maxEntries: settings.maxSessions, now: settings.stampClock ?? settings.now });
+    this._sessions = new PromptRegistry({ maxEntries: settings.maxSessions, now: settings.now });
   }
 
   /** Whether the breaker runs at all. */

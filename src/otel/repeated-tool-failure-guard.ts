@@ -4,7 +4,6 @@ import { validateOptions } from './config.js';
 import { flushGuardDiagnostics, hasHeldGuardDiagnostics, reportGuardDiagnostics } from './diagnostics.js';
 import type { RepeatedToolFailureGuardOptions, ResolvedGuardOptions } from './config.js';
 import { GuardControl } from './guard-control.js';
-import { CoarseClock } from './coarse-clock.js';
 import { FailureEngine } from '../engine/failure-engine.js';
 import type { FailureEngineListener } from '../engine/failure-types.js';
 import { GuardTelemetry } from './guard-telemetry.js';
@@ -48,8 +47,6 @@ export class RepeatedToolFailureGuard implements TelemetrySink {
   private readonly _profile: WireProfile;
   private readonly _shutdownOnce: BindOnceFuture<void>;
   private readonly _timer: ReturnType<typeof setInterval> | undefined;
-  /** The activity stamps' clock with the default clock (`Date.now`): read once a second, not per record. */
-  private readonly _stampClock: CoarseClock | undefined;
   private readonly _active: boolean;
 
   /**
@@ -63,9 +60,6 @@ export class RepeatedToolFailureGuard implements TelemetrySink {
     this.options = validated.options;
     const o = this.options;
     this._active = o.mode !== 'off' || o.repetitionMode !== 'off';
-    // A clock the caller gives (replay's virtual clock, a test's) is read as given.
-    this._stampClock = this._active && o.clock === Date.now ? new CoarseClock(Date.now) : undefined;
-    const stampClock = this._stampClock?.now;
     // A factory profile declares no vocabulary: every execution error type it reports is emitted as `other`.
     const vocabulary: ReadonlySet<string> = new Set(typeof o.profile === 'string' ? WIRE_PROFILES[o.profile].executionErrorTypes : []);
     this.engine = new FailureEngine({
@@ -80,7 +74,6 @@ export class RepeatedToolFailureGuard implements TelemetrySink {
       controlHookRequired: o.controlHookRequired,
       promptStartRequiredFromMillis: o.promptStartRequiredFromMillis,
       now: o.clock,
-      stampClock,
       reportError: (err) => globalErrorHandler(err as Error),
     });
     this.repetition = new RepetitionEngine({
@@ -90,7 +83,6 @@ export class RepeatedToolFailureGuard implements TelemetrySink {
       sessionIdleMillis: o.promptIdleMillis,
       telemetryCanAct: !o.controlHookRequired,
       now: o.clock,
-      stampClock,
       reportError: (err) => globalErrorHandler(err as Error),
     });
     const telemetry = new GuardTelemetry({
@@ -228,7 +220,6 @@ export class RepeatedToolFailureGuard implements TelemetrySink {
   private _shutdown(): Promise<void> {
     flushGuardDiagnostics();
     if (this._timer !== undefined) clearInterval(this._timer);
-    this._stampClock?.stop();
     this.finishAll();
     return Promise.resolve();
   }
