@@ -1,13 +1,13 @@
 /**
  * What the qwen-code profile keeps knowing about a prompt's trace and session while many other
  * traces and sessions pass through its bounded indexes. Found by a differential run of the profile
- * before and after its trace records (commits 216e091/0084d9b) against the previous one (01b745c):
- * the two disagree on these streams; the expected values below come from the design and the wire
- * reference, not from either implementation.
+ * with its trace records (216e091) against the one before (01b745c): the two disagree on these
+ * streams (01b745c forgets; 216e091 keeps knowing). The expected values come from the design and
+ * the wire reference, not from either implementation.
  *
- * - Design non-goal "subagent-internal loops" and wire reference §8: a foreground call's
- *   `qwen-code.tool` span is a direct child of its trace's interaction span; a tool span under any
- *   other span is out of scope.
+ * - Design non-goal "subagent-internal loops" and wire reference §1.2: a foreground call's
+ *   `qwen-code.tool` span's parent is the interaction span (subagent or tool contexts take
+ *   precedence as parents); a tool span under any other span is out of scope.
  * - Wire reference §8 ("Batch boundaries are not emitted"): with spans, a batch is the calls between
  *   two interaction `qwen-code.llm_request` spans of a prompt; `qwen-code.api_request` logs are the
  *   boundary only for logs-only input. A session whose llm_request spans are seen has its batches
