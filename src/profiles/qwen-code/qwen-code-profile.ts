@@ -87,8 +87,11 @@ function isForegroundPromptId(promptId: string): boolean {
 interface TraceRecord {
   readonly promptId: string;
   /**
-   * The trace's interaction span, when known: a copy of the trace's entry in the interaction index,
-   * which alone is authoritative when this record is forgotten.
+   * The trace's interaction span, when known: a copy of the trace's entry in the interaction index.
+   * The copy answers first; the index answers when the record has none (a new record, or one
+   * forgotten and made again). A record can outlive the index's entry (a record made anew when the
+   * trace's prompt changes is the youngest entry): then the trace still knows its interaction span,
+   * and a tool span under another span stays out of scope (`test/qwen-code-trace-memory.test.ts`).
    */
   interactionSpanId: string | undefined;
   prompt: PromptRef | undefined;

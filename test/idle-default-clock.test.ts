@@ -1,10 +1,9 @@
 /**
- * The in-process guard on the default clock stamps activity from a coarse clock (commit 0084d9b).
  * `promptIdleMillis` is documented as "a prompt with no telemetry for this long is evicted", in
  * milliseconds, minimum 1000: a prompt whose last record is younger than that must not be evicted
- * as idle, whichever clock stamps its activity. (A stamp up to one tick old makes a prompt look
- * older than it is; with a `promptIdleMillis` that is not a whole number of ticks, the sweep evicts
- * it early.)
+ * as idle. On the default clock too: activity stamps from a clock read once a second (tried in
+ * issue 17's fifth session, reverted) made a prompt look up to a tick older than it was, and
+ * evicted it early; an evicted prompt is never tracked again.
  */
 import { ROOT_CONTEXT, trace } from '@opentelemetry/api';
 import { afterEach, describe, expect, it, vi } from 'vitest';
