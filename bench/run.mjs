@@ -153,6 +153,48 @@ async function pairedRatio({ rounds, time, baseline, subject }) {
   return { ratio: median(ratios), baseline: median(base), subject: median(subj), ratios };
 }
 
+/**
+ * Like {@link pairedRatio}, but the two sides alternate task by task (each call of `baseline` or
+ * `subject` is one short task, a few milliseconds), in ABBA order, for `2 * time` milliseconds a
+ * round; a round's ratio is the subject's total time over the baseline's. Both sides then see the
+ * same machine: on a shared VM the speed of either drifts by 10-30% over fractions of a second, and
+ * windows of half a second each put a drift in one side's window only. Each task starts after one of
+ * the other side, so neither keeps its own data warm in cache between tasks; the subject, holding
+ * more, pays more for that. The result is the median over rounds.
+ */
+async function interleavedRatio({ rounds, time, baseline, subject }) {
+  const ratios = [];
+  const base = [];
+  const subj = [];
+  for (let r = 0; r < rounds; r++) {
+    const warm = performance.now() + Math.min(200, time);
+    while (performance.now() < warm) {
+      await baseline();
+      await subject();
+    }
+    let b = 0;
+    let s = 0;
+    let pairs = 0;
+    const until = performance.now() + 2 * time;
+    while (pairs < 5 || performance.now() < until) {
+      const subjectFirst = ((pairs + r) & 1) === 1;
+      let t0 = clockMs();
+      await (subjectFirst ? subject() : baseline());
+      const first = clockMs() - t0;
+      t0 = clockMs();
+      await (subjectFirst ? baseline() : subject());
+      const second = clockMs() - t0;
+      b += subjectFirst ? second : first;
+      s += subjectFirst ? first : second;
+      pairs++;
+    }
+    base.push(b / pairs);
+    subj.push(s / pairs);
+    ratios.push(s / b);
+  }
+  return { ratio: median(ratios), baseline: median(base), subject: median(subj), ratios };
+}
+
 const rows = [];
 function report(row) {
   rows.push(row);
@@ -335,7 +377,7 @@ async function p2(failing, repetition = true) {
   // A fresh guard, for context: short rounds, fewer prompts than any of the guard's bounded maps hold.
   const freshPlain = host(false);
   const freshGuarded = host(true);
-  const fresh = await pairedRatio({ rounds: 3, time: 100, baseline: task(freshPlain), subject: task(freshGuarded) });
+  const fresh = await interleavedRatio({ rounds: 3, time: 100, baseline: task(freshPlain), subject: task(freshGuarded) });
   await freshPlain.shutdown();
   await freshGuarded.shutdown();
   // The result: steady state of a long-running agent. The guarded host first sees WARM prompts, so
@@ -348,7 +390,7 @@ async function p2(failing, repetition = true) {
     for (let j = 0; j < 25; j++) toolBatchPrompt(plain.tracer, plain.logger, failing);
     await yieldToLoop();
   }
-  const r = await pairedRatio({ rounds: ROUNDS, time: 500, baseline: task(plain), subject: task(guarded) });
+  const r = await interleavedRatio({ rounds: ROUNDS, time: 500, baseline: task(plain), subject: task(guarded) });
   const open = guarded.guard.engine.openPromptCount;
   const decided = guarded.decisions();
   await plain.shutdown();
@@ -959,7 +1001,7 @@ async function p6() {
     const order = levels.map((_, k) => (k + r) % levels.length);
     for (const k of order) {
       const lv = levels[k];
-      const opts = { timeMs: 300, warmupMs: 50 };
+      const opts = { timeMs: 1000, warmupMs: 50 };
       lv.guardedMs[r] = await measure(async () => {
         lv.ig.batches(BATCHES_PER_SAMPLE);
         await yieldToLoop();

@@ -294,8 +294,8 @@ export class FailureEngine {
     // one of a judged batch: a call id is admitted to one batch only.
     const held = open === undefined ? undefined : findCall(open, update.callId);
     if (held !== undefined) {
+      // No call added, none closed: the prompt's byte estimate is unchanged (no reweigh).
       mergeIntoCall(open as OpenBatch, held, update);
-      this._reweigh(entry);
       return;
     }
     if (entry.closedCalls?.has(update.callId) === true) {

@@ -358,6 +358,7 @@ export class QwenCodeProfile implements WireProfile {
     // Only headless qwen-code writes response_id on tool_call logs (wire reference §2.1).
     this._engine.observePrompt(promptId, { sessionId, inferredRoute: responseId === undefined ? undefined : 'headless' });
     const name = stringAttr(attrs, ATTR_FUNCTION_NAME);
+    const type = toolType(attrs[ATTR_TOOL_TYPE]);
     this._engine.updateCall({
       promptId,
       callId,
@@ -368,7 +369,7 @@ export class QwenCodeProfile implements WireProfile {
       facts: {
         toolName: undefined,
         lookupName: name,
-        toolType: toolType(attrs[ATTR_TOOL_TYPE]),
+        toolType: type,
         terminalStatus: stringAttr(attrs, ATTR_STATUS),
         spanExecutionStatus: undefined,
         spanErrorType: undefined,
@@ -381,7 +382,7 @@ export class QwenCodeProfile implements WireProfile {
     // After the failure guard has the call: nothing the breaker does can hide it from that guard.
     const args = attrs[ATTR_FUNCTION_ARGS];
     if (typeof args === 'string' && name !== undefined) {
-      this._observeRepetition(promptId, callId, name, args, toolType(attrs[ATTR_TOOL_TYPE]), sessionId, trace);
+      this._observeRepetition(promptId, callId, name, args, type, sessionId, trace);
     }
   }
 
