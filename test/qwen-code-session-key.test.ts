@@ -101,3 +101,73 @@ describe('a session whose llm_request spans are seen keeps its api_request logs 
     expect(result.decisions.filter((d) => d.promptId === 'S########2').map((d) => d.outcome.decision)).toEqual(['tracked', 'tracked']);
   });
 });
+
+/**
+ * Prompt P's interaction model requests carry `session.id` `S1` (or none: then the key is cut from the
+ * prompt id, `P`), so its session is a span session. Between them come failing `tool_call` logs and
+ * an `api_request` log of the same trace with `session.id` `apiSession`. The profile keeps the key of
+ * a trace's records beside the trace (so it is not derived again for every record); a record with
+ * another `session.id` must get that value's key, not the kept one.
+ */
+function traceWithApiRequestOf(llmSession: string | undefined, apiSession: string | undefined): RecordBatch {
+  const traceId = hex(7, 32);
+  let ids = 0;
+  const withSession = (s: string | undefined): Record<string, unknown> => (s === undefined ? {} : { 'session.id': s });
+  const llm = (ms: number): RecordedSpan =>
+    new RecordedSpan({
+      name: 'qwen-code.llm_request',
+      attributes: { 'qwen-code.prompt_id': 'P########1', 'llm_request.context': 'interaction', ...withSession(llmSession) },
+      spanContext: { traceId, spanId: hex(++ids, 16), traceFlags: 1 },
+      parentSpanContext: undefined,
+      startTime: at(ms),
+      endTime: at(ms),
+      scopeName: 'qwen-code',
+    });
+  const log = (ms: number, attributes: Record<string, unknown>): RecordedLog => ({
+    hrTime: at(ms),
+    attributes: attributes as RecordedLog['attributes'],
+    spanContext: { traceId, spanId: hex(++ids, 16), traceFlags: 1 },
+    eventName: undefined,
+    instrumentationScope: { name: 'qwen-code' },
+    body: undefined,
+    resource: undefined,
+  });
+  const call = (ms: number, id: string): RecordedLog =>
+    log(ms, {
+      'event.name': 'qwen-code.tool_call',
+      prompt_id: 'P########1',
+      call_id: id,
+      function_name: 'read_file',
+      status: 'error',
+      execution_status: 'error',
+      error_type: 'file_not_found',
+      tool_type: 'native',
+      ...withSession(llmSession),
+    });
+  const api = log(40, { 'event.name': 'qwen-code.api_request', prompt_id: 'P########1', ...withSession(apiSession) });
+  return {
+    spans: [llm(10), llm(70)],
+    logs: [call(20, 'c1'), call(30, 'c2'), api, call(50, 'c3'), call(60, 'c4')],
+    metricCount: 0,
+    ignoredCount: 0,
+  };
+}
+
+describe("a trace's records are keyed by their own session.id, whatever key the trace keeps", () => {
+  // An api_request log of a span session is no boundary: c1..c4 are one batch. One of another
+  // session is: c1, c2 and c3, c4 are two batches (design: a batch is the calls between two model
+  // requests of the prompt; wire reference §8: api_request logs are boundaries for logs-only sessions).
+  it.each([
+    { llmSession: 'S1', apiSession: 'S1', decisions: ['tracked'] },
+    { llmSession: 'S1', apiSession: 'S2', decisions: ['tracked', 'tracked'] },
+    { llmSession: 'S1', apiSession: undefined, decisions: ['tracked', 'tracked'] },
+    { llmSession: undefined, apiSession: undefined, decisions: ['tracked'] },
+    { llmSession: undefined, apiSession: 'P', decisions: ['tracked'] },
+    { llmSession: undefined, apiSession: 'S2', decisions: ['tracked', 'tracked'] },
+  ])('model requests of session $llmSession, api_request of session $apiSession', async ({ llmSession, apiSession, decisions }) => {
+    const result = await replayRecords(traceWithApiRequestOf(llmSession, apiSession), { profile: 'qwen-code', mode: 'shadow' });
+    const forP = result.decisions.filter((d) => d.promptId === 'P########1');
+    expect(forP.map((d) => d.outcome.decision)).toEqual(decisions);
+    expect(forP.map((d) => d.receipt.observations.map((o) => o.callId))).toEqual(decisions.length === 1 ? [['c1', 'c2', 'c3', 'c4']] : [['c1', 'c2'], ['c3', 'c4']]);
+  });
+});

@@ -102,6 +102,14 @@ interface TraceRecord {
    * generation and need not be added (probed) again.
    */
   spanSessionGeneration: number;
+  /**
+   * The session key ({@link sessionKeyOf}) of this trace's prompt for the `session.id` value in
+   * {@link TraceRecord.keySessionId} (`undefined` in both: not computed yet). A key depends only on
+   * that value and the prompt id, and a record's prompt id never changes: a model request or an
+   * `api_request` log of the trace with the same value reuses it instead of deriving it again.
+   */
+  sessionKey: string | undefined;
+  keySessionId: string | undefined;
 }
 
 function toolType(v: unknown): ToolType | undefined {
@@ -203,7 +211,7 @@ export class QwenCodeProfile implements WireProfile {
       const promptId = stringAttr(attrs, ATTR_PROMPT_ID);
       if (promptId === undefined || !isForegroundPromptId(promptId)) return;
       const sessionId = stringAttr(attrs, ATTR_SESSION_ID);
-      const key = this._sessionKey(sessionId, promptId);
+      const key = this._traceSessionKey(this._traceRecordOf(record.spanContext?.traceId, promptId), sessionId, promptId);
       // A key the prompt's note holds was added to the set by one of its own llm_request spans.
       if (key === this._engine.profileNote(promptId) || this._spanSessions.has(key)) return;
       this._remember(record.spanContext?.traceId, promptId);
@@ -239,7 +247,7 @@ export class QwenCodeProfile implements WireProfile {
       this._engine.observePrompt(promptId, { sessionId, messageType, route, foreground: true, traceId });
       return promptId;
     }
-    const key = this._sessionKey(sessionId, promptId);
+    const key = this._traceSessionKey(record, sessionId, promptId);
     const noted = key === this._engine.profileNote(promptId);
     // The session is a span session from now on, and stays remembered while its prompts keep making
     // requests. A key this trace's prompt added in the set's current generation is still in its
@@ -396,6 +404,28 @@ export class QwenCodeProfile implements WireProfile {
     return typeof noted === 'string' && isSessionKeyOf(noted, sessionId, promptId) ? noted : sessionKeyOf(sessionId, promptId);
   }
 
+  /**
+   * The session key of a record of `trace` ({@link QwenCodeProfile._sessionKey}), kept in the trace's
+   * record (see {@link TraceRecord.sessionKey}). `trace` must be a record whose prompt is `promptId`,
+   * or `undefined` (then nothing is kept).
+   */
+  private _traceSessionKey(trace: TraceRecord | undefined, sessionId: string | undefined, promptId: string): string {
+    if (trace === undefined) return this._sessionKey(sessionId, promptId);
+    const kept = trace.sessionKey;
+    if (kept !== undefined && trace.keySessionId === sessionId) return kept;
+    const key = this._sessionKey(sessionId, promptId);
+    trace.sessionKey = key;
+    trace.keySessionId = sessionId;
+    return key;
+  }
+
+  /** The record of a valid trace id, when it is a record of `promptId` (no record is made). */
+  private _traceRecordOf(traceId: string | undefined, promptId: string): TraceRecord | undefined {
+    if (traceId === undefined || traceId === '' || traceId === INVALID_TRACE_ID) return undefined;
+    const record = this._traceToPrompt.get(traceId);
+    return record !== undefined && record.promptId === promptId ? record : undefined;
+  }
+
   /** The trace's interaction span id: from its record when that has it, else from the interaction index. */
   private _interactionOf(traceId: string, record: TraceRecord | undefined): string | undefined {
     return record?.interactionSpanId ?? this._traceInteraction.get(traceId);
@@ -415,7 +445,15 @@ export class QwenCodeProfile implements WireProfile {
     let record = this._traceToPrompt.get(traceId);
     if (record === undefined || record.promptId !== promptId) {
       // The interaction span belongs to the trace, whichever prompt it is now linked to.
-      record = { promptId, interactionSpanId: record?.interactionSpanId, prompt: undefined, session: undefined, spanSessionGeneration: -1 };
+      record = {
+        promptId,
+        interactionSpanId: record?.interactionSpanId,
+        prompt: undefined,
+        session: undefined,
+        spanSessionGeneration: -1,
+        sessionKey: undefined,
+        keySessionId: undefined,
+      };
       this._traceToPrompt.set(traceId, record);
     }
     this._resume(record, promptId);
