@@ -24,6 +24,33 @@ describe('isSessionKeyOf is sessionKeyOf compared without building the key', () 
 const T0 = 1_800_000_000;
 const at = (ms: number): [number, number] => [T0 + Math.floor(ms / 1000), (ms % 1000) * 1_000_000];
 const hex = (n: number, len: number): string => n.toString(16).padStart(len, '0');
+let nextSpanId = 0;
+
+/** A span of trace `traceId` that starts and ends at `ms`. */
+function spanAt(name: string, ms: number, attributes: Record<string, unknown>, traceId: string): RecordedSpan {
+  return new RecordedSpan({
+    name,
+    attributes,
+    spanContext: { traceId, spanId: hex(++nextSpanId, 16), traceFlags: 1 },
+    parentSpanContext: undefined,
+    startTime: at(ms),
+    endTime: at(ms),
+    scopeName: 'qwen-code',
+  });
+}
+
+/** A log record at `ms`, in a span of trace `traceId` when one is given. */
+function logAt(ms: number, attributes: Record<string, unknown>, traceId?: string): RecordedLog {
+  return {
+    hrTime: at(ms),
+    attributes: attributes as RecordedLog['attributes'],
+    spanContext: traceId === undefined ? undefined : { traceId, spanId: hex(++nextSpanId, 16), traceFlags: 1 },
+    eventName: undefined,
+    instrumentationScope: { name: 'qwen-code' },
+    body: undefined,
+    resource: undefined,
+  };
+}
 
 /**
  * Session S's prompt 1 makes model requests (spans) while `others` other sessions start, then a new
@@ -31,28 +58,10 @@ const hex = (n: number, len: number): string => n.toString(16).padStart(len, '0'
  * failing `tool_call` logs between them.
  */
 function sessionThenLogsOnlyPrompt(others: number, withSessionId: boolean): RecordBatch {
-  let ids = 0;
   const spans: RecordedSpan[] = [];
   const logs: RecordedLog[] = [];
-  const span = (name: string, ms: number, attributes: Record<string, unknown>, trace: number): RecordedSpan =>
-    new RecordedSpan({
-      name,
-      attributes,
-      spanContext: { traceId: hex(trace, 32), spanId: hex(++ids, 16), traceFlags: 1 },
-      parentSpanContext: undefined,
-      startTime: at(ms),
-      endTime: at(ms),
-      scopeName: 'qwen-code',
-    });
-  const log = (ms: number, attributes: Record<string, unknown>): RecordedLog => ({
-    hrTime: at(ms),
-    attributes: attributes as RecordedLog['attributes'],
-    spanContext: undefined,
-    eventName: undefined,
-    instrumentationScope: { name: 'qwen-code' },
-    body: undefined,
-    resource: undefined,
-  });
+  const span = (name: string, ms: number, attributes: Record<string, unknown>, trace: number): RecordedSpan => spanAt(name, ms, attributes, hex(trace, 32));
+  const log = (ms: number, attributes: Record<string, unknown>): RecordedLog => logAt(ms, attributes);
   const session = (s: string): Record<string, unknown> => (withSessionId ? { 'session.id': s } : {});
   const llm = (ms: number, prompt: string, s: string, trace: number): RecordedSpan =>
     span('qwen-code.llm_request', ms, { 'qwen-code.prompt_id': prompt, 'llm_request.context': 'interaction', ...session(s) }, trace);
@@ -111,27 +120,10 @@ describe('a session whose llm_request spans are seen keeps its api_request logs 
  */
 function traceWithApiRequestOf(llmSession: string | undefined, apiSession: string | undefined): RecordBatch {
   const traceId = hex(7, 32);
-  let ids = 0;
   const withSession = (s: string | undefined): Record<string, unknown> => (s === undefined ? {} : { 'session.id': s });
   const llm = (ms: number): RecordedSpan =>
-    new RecordedSpan({
-      name: 'qwen-code.llm_request',
-      attributes: { 'qwen-code.prompt_id': 'P########1', 'llm_request.context': 'interaction', ...withSession(llmSession) },
-      spanContext: { traceId, spanId: hex(++ids, 16), traceFlags: 1 },
-      parentSpanContext: undefined,
-      startTime: at(ms),
-      endTime: at(ms),
-      scopeName: 'qwen-code',
-    });
-  const log = (ms: number, attributes: Record<string, unknown>): RecordedLog => ({
-    hrTime: at(ms),
-    attributes: attributes as RecordedLog['attributes'],
-    spanContext: { traceId, spanId: hex(++ids, 16), traceFlags: 1 },
-    eventName: undefined,
-    instrumentationScope: { name: 'qwen-code' },
-    body: undefined,
-    resource: undefined,
-  });
+    spanAt('qwen-code.llm_request', ms, { 'qwen-code.prompt_id': 'P########1', 'llm_request.context': 'interaction', ...withSession(llmSession) }, traceId);
+  const log = (ms: number, attributes: Record<string, unknown>): RecordedLog => logAt(ms, attributes, traceId);
   const call = (ms: number, id: string): RecordedLog =>
     log(ms, {
       'event.name': 'qwen-code.tool_call',
