@@ -58,6 +58,11 @@ const TRACKED = 65_536;
 const SESSIONS_TRACKED = 16_384;
 const INVALID_TRACE_ID = '00000000000000000000000000000000';
 
+/** Whether a record's trace id can key the trace index (absent, empty and all-zero ids cannot). */
+function isIndexedTraceId(traceId: string | undefined): traceId is string {
+  return traceId !== undefined && traceId !== '' && traceId !== INVALID_TRACE_ID;
+}
+
 /** The route of a qwen-code message type: `userQuery` is a headless `-p` prompt (wire reference §1.1). */
 function routeOf(messageType: string): GuardRoute {
   return messageType === 'userQuery' ? 'headless' : 'acp_foreground';
@@ -421,7 +426,7 @@ export class QwenCodeProfile implements WireProfile {
 
   /** The record of a valid trace id, when it is a record of `promptId` (no record is made). */
   private _traceRecordOf(traceId: string | undefined, promptId: string): TraceRecord | undefined {
-    if (traceId === undefined || traceId === '' || traceId === INVALID_TRACE_ID) return undefined;
+    if (!isIndexedTraceId(traceId)) return undefined;
     const record = this._traceToPrompt.get(traceId);
     return record !== undefined && record.promptId === promptId ? record : undefined;
   }
@@ -441,7 +446,7 @@ export class QwenCodeProfile implements WireProfile {
    * ({@link QwenCodeProfile._resume}). Returns the trace's record (`undefined` for no valid trace id).
    */
   private _remember(traceId: string | undefined, promptId: string): TraceRecord | undefined {
-    if (traceId === undefined || traceId === '' || traceId === INVALID_TRACE_ID) return undefined;
+    if (!isIndexedTraceId(traceId)) return undefined;
     let record = this._traceToPrompt.get(traceId);
     if (record === undefined || record.promptId !== promptId) {
       // The interaction span belongs to the trace, whichever prompt it is now linked to.
