@@ -294,8 +294,10 @@ export class FailureEngine {
     // one of a judged batch: a call id is admitted to one batch only.
     const held = open === undefined ? undefined : findCall(open, update.callId);
     if (held !== undefined) {
-      // No call added, none closed: the prompt's byte estimate is unchanged (no reweigh).
       mergeIntoCall(open as OpenBatch, held, update);
+      // No call was added here, but the estimate may be stale: the control hook reduces a pending
+      // batch (and `_close` sets one) without reweighing, and this record is the prompt's next.
+      this._reweigh(entry);
       return;
     }
     if (entry.closedCalls?.has(update.callId) === true) {
