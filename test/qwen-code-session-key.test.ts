@@ -26,6 +26,21 @@ const at = (ms: number): [number, number] => [T0 + Math.floor(ms / 1000), (ms % 
 const hex = (n: number, len: number): string => n.toString(16).padStart(len, '0');
 let nextSpanId = 0;
 
+/** A failing `read_file` call's `tool_call` log attributes (`session.id` only when given). */
+function failingCall(promptId: string, callId: string, sessionId: string | undefined): Record<string, unknown> {
+  return {
+    'event.name': 'qwen-code.tool_call',
+    prompt_id: promptId,
+    call_id: callId,
+    function_name: 'read_file',
+    status: 'error',
+    execution_status: 'error',
+    error_type: 'file_not_found',
+    tool_type: 'native',
+    ...(sessionId === undefined ? {} : { 'session.id': sessionId }),
+  };
+}
+
 /** A span of trace `traceId` that starts and ends at `ms`. */
 function spanAt(name: string, ms: number, attributes: Record<string, unknown>, traceId: string): RecordedSpan {
   return new RecordedSpan({
@@ -73,18 +88,7 @@ function sessionThenLogsOnlyPrompt(others: number, withSessionId: boolean): Reco
     spans.push(span('qwen-code.interaction', t, { 'qwen-code.prompt_id': p, ...session(`T${i}`) }, 100 + i), llm(t, p, `T${i}`, 100 + i));
     if (i % 4000 === 3999) spans.push(llm(t, 'S########1', 'S', 1)); // prompt 1 is still working
   }
-  const call = (ms: number, id: string): RecordedLog =>
-    log(ms, {
-      'event.name': 'qwen-code.tool_call',
-      prompt_id: 'S########2',
-      call_id: id,
-      function_name: 'read_file',
-      status: 'error',
-      execution_status: 'error',
-      error_type: 'file_not_found',
-      tool_type: 'native',
-      ...session('S'),
-    });
+  const call = (ms: number, id: string): RecordedLog => log(ms, failingCall('S########2', id, withSessionId ? 'S' : undefined));
   const api = (ms: number): RecordedLog => log(ms, { 'event.name': 'qwen-code.api_request', prompt_id: 'S########2', ...session('S') });
   logs.push(api(t + 1), call(t + 2, 'c1'), call(t + 3, 'c2'), api(t + 4), call(t + 5, 'c3'), call(t + 6, 'c4'), api(t + 7));
   return { spans, logs, metricCount: 0, ignoredCount: 0 };
@@ -124,18 +128,7 @@ function traceWithApiRequestOf(llmSession: string | undefined, apiSession: strin
   const llm = (ms: number): RecordedSpan =>
     spanAt('qwen-code.llm_request', ms, { 'qwen-code.prompt_id': 'P########1', 'llm_request.context': 'interaction', ...withSession(llmSession) }, traceId);
   const log = (ms: number, attributes: Record<string, unknown>): RecordedLog => logAt(ms, attributes, traceId);
-  const call = (ms: number, id: string): RecordedLog =>
-    log(ms, {
-      'event.name': 'qwen-code.tool_call',
-      prompt_id: 'P########1',
-      call_id: id,
-      function_name: 'read_file',
-      status: 'error',
-      execution_status: 'error',
-      error_type: 'file_not_found',
-      tool_type: 'native',
-      ...withSession(llmSession),
-    });
+  const call = (ms: number, id: string): RecordedLog => log(ms, failingCall('P########1', id, llmSession));
   const api = log(40, { 'event.name': 'qwen-code.api_request', prompt_id: 'P########1', ...withSession(apiSession) });
   return {
     spans: [llm(10), llm(70)],
