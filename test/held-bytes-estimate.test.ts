@@ -1,14 +1,18 @@
 /**
  * The byte estimate that `maxHeldBytes` bounds (`src/engine/failure-types.ts`: a prompt, plus each
- * call it holds in its open, closing and pending batches, plus each judged call id) must follow a
- * prompt whose control hook reduces a batch late: after the next model request has begun and the
- * new batch's first calls are held. A stale, higher estimate evicts prompts the bound allows (found
- * by a differential review: a prompt evicted at 64,736 estimated bytes of 65,536 lost its warning
- * and its stop).
+ * call it holds in its open, closing and pending batches, plus each judged call id) is exact
+ * between any two engine calls. In particular it follows a prompt whose control hook reduces a
+ * batch late, after the next model request has begun and the new batch's first calls are held: a
+ * stale, higher estimate evicts prompts the bound allows (found by a differential review: a prompt
+ * evicted at 64,736 estimated bytes of 65,536 lost its warning and its stop). And it counts a batch
+ * that waits for the hook from the moment it closes, not from the prompt's next record.
  */
 import { ROOT_CONTEXT } from '@opentelemetry/api';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { FailureEngine } from '../src/engine/failure-engine.js';
 import { CALL_ESTIMATE_BYTES, CLOSED_CALL_ESTIMATE_BYTES, PROMPT_ESTIMATE_BYTES } from '../src/engine/failure-types.js';
+import type { GuardMode } from '../src/core/failure/types.js';
 import { RepeatedToolFailureGuard } from '../src/otel/repeated-tool-failure-guard.js';
 import { RecordedSpan } from '../src/otlp/records.js';
 import type { RecordedLog } from '../src/otlp/records.js';
@@ -89,9 +93,113 @@ describe('the held-bytes estimate follows a batch the control hook reduces late'
     expect(guard.engine.heldBytes).toBe(PROMPT_ESTIMATE_BYTES + 7 * CALL_ESTIMATE_BYTES + 5 * CLOSED_CALL_ESTIMATE_BYTES);
     expect(guard.control.afterToolBatch({ promptId: PROMPT, hasExternalInput: false, hasQueuedPrompt: false, inputReliable: true })).toEqual({ type: 'none' });
     expect(decisions).toEqual(['tracked']);
-    // Batch 2's records merge into calls it holds: the reduced batch no longer counts.
+    // The reduced batch no longer counts, from the hook on.
+    expect(guard.engine.heldBytes).toBe(PROMPT_ESTIMATE_BYTES + 2 * CALL_ESTIMATE_BYTES + 5 * CLOSED_CALL_ESTIMATE_BYTES);
+    // Batch 2's records merge into calls it holds: nothing changes.
     a.settle(second);
     expect(guard.engine.heldBytes).toBe(PROMPT_ESTIMATE_BYTES + 2 * CALL_ESTIMATE_BYTES + 5 * CLOSED_CALL_ESTIMATE_BYTES);
     void guard.shutdown();
+  });
+
+  it.each([
+    // In process, warn and enforce wait for the hook: the closed batch's 5 calls are held, pending.
+    { mode: 'warn', pending: 5 },
+    { mode: 'enforce', pending: 5 },
+    // Shadow reduces at once: only the 5 judged ids remain.
+    { mode: 'shadow', pending: 0 },
+  ] as const)('$mode, a model request closes a batch and no record follows yet', ({ mode, pending }) => {
+    const guard = new RepeatedToolFailureGuard({ mode, profile: 'qwen-code', sweepIntervalMillis: 0, clock: () => 1_000 });
+    const a = prompt(guard);
+    a.settle(a.request(['c1', 'c2', 'c3', 'c4', 'c5']));
+    expect(guard.engine.heldBytes).toBe(PROMPT_ESTIMATE_BYTES + 5 * CALL_ESTIMATE_BYTES);
+    a.request([]);
+    expect(guard.engine.heldBytes).toBe(PROMPT_ESTIMATE_BYTES + pending * CALL_ESTIMATE_BYTES + 5 * CLOSED_CALL_ESTIMATE_BYTES);
+    void guard.shutdown();
+  });
+});
+
+/** The estimate of every held prompt, from the engine's own state (the formula of `failure-types.ts`). */
+function estimateFromState(engine: FailureEngine): number {
+  interface Held {
+    open?: { calls: unknown[] };
+    closing?: { calls: unknown[] };
+    pending?: { receipt: { observations: unknown[] } };
+    closedCalls?: { size: number };
+  }
+  // Internal state, read only here: the invariant is about what the engine holds.
+  const entries = (engine as unknown as { _prompts: { entries(): Array<[string, Held]> } })._prompts.entries();
+  let bytes = 0;
+  for (const [, e] of entries) {
+    const calls = (e.open?.calls.length ?? 0) + (e.closing?.calls.length ?? 0) + (e.pending?.receipt.observations.length ?? 0);
+    bytes += PROMPT_ESTIMATE_BYTES + CALL_ESTIMATE_BYTES * calls + CLOSED_CALL_ESTIMATE_BYTES * (e.closedCalls?.size ?? 0);
+  }
+  return bytes;
+}
+
+describe('the held-bytes estimate is exact after every engine call (fast-check)', () => {
+  type Op =
+    | { readonly op: 'record'; readonly prompt: number; readonly call: number; readonly kind: 'open' | 'close' | 'settle' }
+    | { readonly op: 'boundary' | 'batchStart' | 'batchEnd' | 'hook' | 'end'; readonly prompt: number };
+  const prompt = fc.integer({ min: 0, max: 2 });
+  const op: fc.Arbitrary<Op> = fc.oneof(
+    { arbitrary: fc.record({ op: fc.constant('record' as const), prompt, call: fc.nat({ max: 11 }), kind: fc.constantFrom('open' as const, 'close' as const, 'settle' as const) }), weight: 8 },
+    { arbitrary: fc.record({ op: fc.constantFrom('boundary' as const, 'hook' as const), prompt }), weight: 3 },
+    { arbitrary: fc.record({ op: fc.constantFrom('batchStart' as const, 'batchEnd' as const, 'end' as const), prompt }), weight: 1 },
+  );
+
+  it('in every mode, with and without the control hook required, and with a bound that evicts', () => {
+    fc.assert(
+      fc.property(
+        fc.array(op, { minLength: 20, maxLength: 150 }),
+        fc.constantFrom<GuardMode>('shadow', 'warn', 'enforce'),
+        fc.boolean(),
+        // 2,500 bytes: a second prompt's calls evict the first (the bound never evicts the prompt it weighs)
+        fc.constantFrom(2_500, 1 << 30),
+        (ops, mode, controlHookRequired, maxHeldBytes) => {
+          const engine = new FailureEngine({
+            mode,
+            offMessageTypes: [],
+            maxOpenPrompts: 8,
+            maxCallsPerBatch: 6,
+            promptIdleMillis: 60_000,
+            controlHookRequired,
+            maxHeldBytes,
+            now: () => 0,
+            reportError: (err) => {
+              throw err;
+            },
+          });
+          for (const o of ops) {
+            // Prompts are reused after they end only while their tombstone lasts: their records are late.
+            const p = `s${o.prompt}########1`;
+            switch (o.op) {
+              case 'record': {
+                const callId = `p${o.prompt}c${o.call}`;
+                if (o.kind === 'settle') engine.updateCall({ promptId: p, callId, settled: true, facts: { lookupName: 'read_file', terminalStatus: 'error', logExecutionStatus: 'error', logErrorType: 'file_not_found' }, timeMillis: 0 });
+                else engine.updateCall({ promptId: p, callId, [o.kind === 'open' ? 'opened' : 'closed']: 'tool', facts: { toolName: 'read_file' }, timeMillis: 0 });
+                break;
+              }
+              case 'boundary':
+                engine.boundary(p);
+                break;
+              case 'batchStart':
+                engine.openBatch(p, 0);
+                break;
+              case 'batchEnd':
+                engine.closeBatch(p);
+                break;
+              case 'hook':
+                engine.afterToolBatch(p, { hasExternalInput: false, hasQueuedPrompt: false, inputReliable: true }, false);
+                break;
+              case 'end':
+                engine.endPrompt(p);
+                break;
+            }
+            expect(engine.heldBytes).toBe(estimateFromState(engine));
+          }
+        },
+      ),
+      { numRuns: 400 },
+    );
   });
 });

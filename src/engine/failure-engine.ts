@@ -294,10 +294,9 @@ export class FailureEngine {
     // one of a judged batch: a call id is admitted to one batch only.
     const held = open === undefined ? undefined : findCall(open, update.callId);
     if (held !== undefined) {
+      // No call is added or removed: the estimate, kept exact by every change that adds or removes
+      // one (here, in `_close` and in the control hook), stays right without a reweigh.
       mergeIntoCall(open as OpenBatch, held, update);
-      // No call was added here, but the estimate may be stale: the control hook reduces a pending
-      // batch (and `_close` sets one) without reweighing, and this record is the prompt's next.
-      this._reweigh(entry);
       return;
     }
     if (entry.closedCalls?.has(update.callId) === true) {
@@ -306,9 +305,9 @@ export class FailureEngine {
     }
     const closing = entry.closing;
     if (closing !== undefined && findCall(closing, update.callId) !== undefined) {
+      // A call the closing batch holds: none is added (sealing it reweighs in `_close`).
       mergeCallUpdate(closing, update, this._settings.maxCallsPerBatch);
       if (!hasUnsettledCall(closing)) this._sealClosing(entry);
-      this._reweigh(entry);
       return;
     }
     if (
@@ -328,7 +327,11 @@ export class FailureEngine {
     this._reweigh(entry);
   }
 
-  /** Update the prompt's byte estimate; evict the oldest other prompts if the bound is passed. */
+  /**
+   * Update the prompt's byte estimate; evict the oldest other prompts if the bound is passed. Called
+   * after every change to the calls a prompt holds (open, closing, pending) or to its judged call
+   * ids, so the estimate is exact between any two engine calls (`test/held-bytes-estimate.test.ts`).
+   */
   private _reweigh(entry: PromptEntry): void {
     const calls = (entry.open?.calls.length ?? 0) + (entry.closing?.calls.length ?? 0) + (entry.pending?.receipt.observations.length ?? 0);
     const bytes = PROMPT_ESTIMATE_BYTES + CALL_ESTIMATE_BYTES * calls + CLOSED_CALL_ESTIMATE_BYTES * (entry.closedCalls?.size ?? 0);
@@ -386,6 +389,8 @@ export class FailureEngine {
     if (entry === undefined) return NO_ACTION;
     if (entry.pending === undefined && entry.open?.explicit !== true) this._closeOpen(entry, true);
     const decision = this._reducePending(entry, drain, 'control_hook');
+    // The reduced batch's calls are no longer held.
+    if (decision !== undefined) this._reweigh(entry);
     if (decision === undefined || decision.mode === 'shadow') return NO_ACTION;
     return decision.outcome.action;
   }
@@ -415,6 +420,8 @@ export class FailureEngine {
     const admission = this._prompts.admit(promptId, () => (this._settings.mode === 'off' ? undefined : this._newEntry(promptId)));
     for (const [, oldest] of admission.trimmed) this._evict(oldest, 'capacity');
     if (admission.status === 'finished' || admission.status === 'evicted') this._lateRecords += 1;
+    // A new prompt counts from its first record, calls or not (a model request, an interaction span).
+    if (admission.status === 'created') this._reweigh(admission.entry);
     return admission.entry;
   }
 
@@ -466,7 +473,13 @@ export class FailureEngine {
     const receipt = sealBatch(open, this._settings.executionErrorTypes);
     entry.closedCalls ??= new BoundedSet(MAX_CLOSED_CALLS_PER_PROMPT);
     for (const call of open.calls) entry.closedCalls.add(call.callId);
+    this._judge(entry, open, receipt, byHook);
+    // Once the batch's calls have left `open` or `closing` and are pending or reduced.
     this._reweigh(entry);
+  }
+
+  /** Hand a sealed batch to the reducer, now or (warn and enforce, in process) at the control hook. */
+  private _judge(entry: PromptEntry, open: OpenBatch, receipt: BatchReceipt, byHook: boolean): void {
     if ((entry.flags & FOREGROUND) === 0 || entry.mode === 'off') return;
     if ((entry.flags & ADMITTED) === 0) {
       this._unadmittedBatches += 1;
