@@ -294,8 +294,8 @@ export class FailureEngine {
     // one of a judged batch: a call id is admitted to one batch only.
     const held = open === undefined ? undefined : findCall(open, update.callId);
     if (held !== undefined) {
-      // No call is added or removed: the estimate, kept exact by every change that adds or removes
-      // one (here, in `_close` and in the control hook), stays right without a reweigh.
+      // No call is added or removed: the estimate, kept exact where the held calls change (a new
+      // prompt or call, `_close`, the control hook's reduction), stays right without a reweigh.
       mergeIntoCall(open as OpenBatch, held, update);
       return;
     }
