@@ -118,8 +118,8 @@ describe('the held-bytes estimate follows a batch the control hook reduces late'
   });
 });
 
-/** The estimate of every held prompt, from the engine's own state (the formula of `failure-types.ts`). */
-function estimateFromState(engine: FailureEngine): number {
+/** Each held prompt's estimate, from the engine's own state (the formula of `failure-types.ts`). */
+function estimatesFromState(engine: FailureEngine): Map<string, number> {
   interface Held {
     open?: { calls: unknown[] };
     closing?: { calls: unknown[] };
@@ -128,13 +128,85 @@ function estimateFromState(engine: FailureEngine): number {
   }
   // Internal state, read only here: the invariant is about what the engine holds.
   const entries = (engine as unknown as { _prompts: { entries(): Array<[string, Held]> } })._prompts.entries();
-  let bytes = 0;
-  for (const [, e] of entries) {
+  const out = new Map<string, number>();
+  for (const [id, e] of entries) {
     const calls = (e.open?.calls.length ?? 0) + (e.closing?.calls.length ?? 0) + (e.pending?.receipt.observations.length ?? 0);
-    bytes += PROMPT_ESTIMATE_BYTES + CALL_ESTIMATE_BYTES * calls + CLOSED_CALL_ESTIMATE_BYTES * (e.closedCalls?.size ?? 0);
+    out.set(id, PROMPT_ESTIMATE_BYTES + CALL_ESTIMATE_BYTES * calls + CLOSED_CALL_ESTIMATE_BYTES * (e.closedCalls?.size ?? 0));
   }
-  return bytes;
+  return out;
 }
+
+const sum = (m: Map<string, number>): number => [...m.values()].reduce((a, b) => a + b, 0);
+const FAILED = { toolName: 'read_file', lookupName: 'read_file', terminalStatus: 'error', logExecutionStatus: 'error', logErrorType: 'file_not_found' };
+const DRAINED = { hasExternalInput: false, hasQueuedPrompt: false, inputReliable: true };
+
+function engineWith(mode: GuardMode, controlHookRequired: boolean, maxHeldBytes: number, maxOpenPrompts = 8) {
+  const evicted: string[] = [];
+  const engine = new FailureEngine({
+    mode,
+    offMessageTypes: [],
+    maxOpenPrompts,
+    maxCallsPerBatch: 6,
+    promptIdleMillis: 60_000,
+    controlHookRequired,
+    maxHeldBytes,
+    now: () => 0,
+    reportError: (err) => {
+      throw err;
+    },
+  });
+  engine.addListener({ onEviction: (promptId) => evicted.push(promptId) });
+  return { engine, evicted };
+}
+
+describe('the bound sees only the state an engine call leaves, not a peak inside it', () => {
+  // Inside one call a closed batch is counted as pending before it is reduced (or its prompt ends);
+  // a bound checked there evicted prompts that fit once the call returned (found by an adversarial
+  // review). B, the older prompt, holds one running call: 1,024 + 256 bytes.
+  it.each([
+    {
+      // A: 6 settled calls open (1,024 + 6 x 256). The hook closes and reduces them: 6 judged ids.
+      desc: 'the control hook closes and reduces a batch',
+      max: 4_000,
+      act: (e: FailureEngine) => e.afterToolBatch('A########1', DRAINED, false),
+      after: 1_280 + PROMPT_ESTIMATE_BYTES + 6 * CLOSED_CALL_ESTIMATE_BYTES,
+      calls: 6,
+    },
+    {
+      desc: 'the prompt ends with its batch open',
+      max: 4_000,
+      act: (e: FailureEngine) => e.endPrompt('A########1'),
+      after: 1_280,
+      calls: 6,
+    },
+  ])('$desc', ({ max, act, after, calls }) => {
+    const { engine, evicted } = engineWith('enforce', true, max);
+    engine.updateCall({ promptId: 'B########1', callId: 'b0', opened: 'tool', facts: { toolName: 'read_file' }, timeMillis: 0 });
+    engine.boundary('A########1');
+    for (let c = 0; c < calls; c++) engine.updateCall({ promptId: 'A########1', callId: `a${c}`, opened: 'tool', settled: true, facts: FAILED, timeMillis: 0 });
+    expect(engine.heldBytes).toBe(1_280 + PROMPT_ESTIMATE_BYTES + calls * CALL_ESTIMATE_BYTES);
+    act(engine);
+    expect(engine.heldBytes).toBe(after);
+    expect(evicted).toEqual([]);
+    expect(engine.promptRef('B########1')).toBeDefined();
+  });
+
+  it('a model request seals the closing batch and closes the open one', () => {
+    const { engine, evicted } = engineWith('enforce', true, 3_400);
+    engine.updateCall({ promptId: 'B########1', callId: 'b0', opened: 'tool', facts: { toolName: 'read_file' }, timeMillis: 0 });
+    engine.boundary('A########1');
+    engine.updateCall({ promptId: 'A########1', callId: 'a0', opened: 'tool', settled: true, facts: FAILED, timeMillis: 0 });
+    engine.updateCall({ promptId: 'A########1', callId: 'a1', opened: 'tool', facts: { toolName: 'read_file' }, timeMillis: 0 });
+    engine.boundary('A########1'); // a1 unsettled: batch 1 is held as closing
+    engine.updateCall({ promptId: 'A########1', callId: 'a2', opened: 'tool', settled: true, facts: FAILED, timeMillis: 0 });
+    engine.updateCall({ promptId: 'A########1', callId: 'a3', opened: 'tool', settled: true, facts: FAILED, timeMillis: 0 });
+    expect(engine.heldBytes).toBe(1_280 + PROMPT_ESTIMATE_BYTES + 4 * CALL_ESTIMATE_BYTES);
+    // Batch 1 is reduced (no hook came for it), batch 2 waits for its hook: 2 calls, 4 judged ids.
+    engine.boundary('A########1');
+    expect(engine.heldBytes).toBe(1_280 + PROMPT_ESTIMATE_BYTES + 2 * CALL_ESTIMATE_BYTES + 4 * CLOSED_CALL_ESTIMATE_BYTES);
+    expect(evicted).toEqual([]);
+  });
+});
 
 describe('the held-bytes estimate is exact after every engine call (fast-check)', () => {
   type Op =
@@ -147,35 +219,26 @@ describe('the held-bytes estimate is exact after every engine call (fast-check)'
     { arbitrary: fc.record({ op: fc.constantFrom('batchStart' as const, 'batchEnd' as const, 'end' as const), prompt }), weight: 1 },
   );
 
-  it('in every mode, with and without the control hook required, and with a bound that evicts', () => {
+  it('in every mode, with and without the control hook required, and with a bound that evicts only when the call leaves too much', () => {
     fc.assert(
       fc.property(
         fc.array(op, { minLength: 20, maxLength: 150 }),
         fc.constantFrom<GuardMode>('shadow', 'warn', 'enforce'),
         fc.boolean(),
-        // 2,500 bytes: a second prompt's calls evict the first (the bound never evicts the prompt it weighs)
-        fc.constantFrom(2_500, 1 << 30),
+        // small bounds: another prompt's calls evict the oldest (the bound never evicts the prompt it weighs)
+        fc.constantFrom(2_500, 3_000, 4_000, 6_000, 1 << 30),
         (ops, mode, controlHookRequired, maxHeldBytes) => {
-          const engine = new FailureEngine({
-            mode,
-            offMessageTypes: [],
-            maxOpenPrompts: 8,
-            maxCallsPerBatch: 6,
-            promptIdleMillis: 60_000,
-            controlHookRequired,
-            maxHeldBytes,
-            now: () => 0,
-            reportError: (err) => {
-              throw err;
-            },
-          });
+          // 8 prompts held at most, 3 ids: every eviction is the byte bound's.
+          const { engine, evicted } = engineWith(mode, controlHookRequired, maxHeldBytes);
           for (const o of ops) {
+            const before = estimatesFromState(engine);
+            evicted.length = 0;
             // Prompts are reused after they end only while their tombstone lasts: their records are late.
             const p = `s${o.prompt}########1`;
             switch (o.op) {
               case 'record': {
                 const callId = `p${o.prompt}c${o.call}`;
-                if (o.kind === 'settle') engine.updateCall({ promptId: p, callId, settled: true, facts: { lookupName: 'read_file', terminalStatus: 'error', logExecutionStatus: 'error', logErrorType: 'file_not_found' }, timeMillis: 0 });
+                if (o.kind === 'settle') engine.updateCall({ promptId: p, callId, settled: true, facts: FAILED, timeMillis: 0 });
                 else engine.updateCall({ promptId: p, callId, [o.kind === 'open' ? 'opened' : 'closed']: 'tool', facts: { toolName: 'read_file' }, timeMillis: 0 });
                 break;
               }
@@ -189,13 +252,16 @@ describe('the held-bytes estimate is exact after every engine call (fast-check)'
                 engine.closeBatch(p);
                 break;
               case 'hook':
-                engine.afterToolBatch(p, { hasExternalInput: false, hasQueuedPrompt: false, inputReliable: true }, false);
+                engine.afterToolBatch(p, DRAINED, false);
                 break;
               case 'end':
                 engine.endPrompt(p);
                 break;
             }
-            expect(engine.heldBytes).toBe(estimateFromState(engine));
+            const after = estimatesFromState(engine);
+            expect(engine.heldBytes).toBe(sum(after));
+            // An eviction was needed: had the evicted prompts stayed, the call would leave too much.
+            if (evicted.length > 0) expect(sum(after) + evicted.reduce((a, id) => a + (before.get(id) ?? 0), 0)).toBeGreaterThan(maxHeldBytes);
           }
         },
       ),

@@ -261,6 +261,7 @@ export class FailureEngine {
       entry.open = undefined;
       entry.closing = open;
     } else this._closeOpen(entry, false);
+    this._reweigh(entry);
   }
 
   /**
@@ -274,6 +275,7 @@ export class FailureEngine {
     entry.lastSeenMillis = this._stamp();
     this._closeOpen(entry, false);
     entry.open = newOpenBatch(true, timeMillis);
+    this._reweigh(entry);
   }
 
   /** Explicit end of the prompt's batch (the batch span ended). */
@@ -282,6 +284,7 @@ export class FailureEngine {
     if (entry === undefined) return;
     entry.lastSeenMillis = this._stamp();
     this._closeOpen(entry, false);
+    this._reweigh(entry);
   }
 
   /** Merge facts about a call into the prompt's open batch. */
@@ -294,8 +297,8 @@ export class FailureEngine {
     // one of a judged batch: a call id is admitted to one batch only.
     const held = open === undefined ? undefined : findCall(open, update.callId);
     if (held !== undefined) {
-      // No call is added or removed: the estimate, kept exact where the held calls change (a new
-      // prompt or call, `_close`, the control hook's reduction), stays right without a reweigh.
+      // No call is added or removed: the estimate, kept exact by every engine call that changes
+      // the calls a prompt holds, stays right without a reweigh.
       mergeIntoCall(open as OpenBatch, held, update);
       return;
     }
@@ -305,9 +308,12 @@ export class FailureEngine {
     }
     const closing = entry.closing;
     if (closing !== undefined && findCall(closing, update.callId) !== undefined) {
-      // A call the closing batch holds: none is added (sealing it reweighs in `_close`).
+      // A call the closing batch holds: none is added, but the batch may be sealed.
       mergeCallUpdate(closing, update, this._settings.maxCallsPerBatch);
-      if (!hasUnsettledCall(closing)) this._sealClosing(entry);
+      if (!hasUnsettledCall(closing)) {
+        this._sealClosing(entry);
+        this._reweigh(entry);
+      }
       return;
     }
     if (
@@ -329,8 +335,11 @@ export class FailureEngine {
 
   /**
    * Update the prompt's byte estimate; evict the oldest other prompts if the bound is passed. Called
-   * after every change to the calls a prompt holds (open, closing, pending) or to its judged call
-   * ids, so the estimate is exact between any two engine calls (`test/held-bytes-estimate.test.ts`).
+   * once at the end of every engine call that changes the calls a prompt holds (open, closing,
+   * pending) or its judged call ids, and when a prompt is created: so the estimate is exact between
+   * any two engine calls (`test/held-bytes-estimate.test.ts`), and the bound is checked only against
+   * states that outlast a call. Inside one, a closed batch can be counted as pending before it is
+   * reduced, which no bound should see.
    */
   private _reweigh(entry: PromptEntry): void {
     const calls = (entry.open?.calls.length ?? 0) + (entry.closing?.calls.length ?? 0) + (entry.pending?.receipt.observations.length ?? 0);
@@ -389,8 +398,7 @@ export class FailureEngine {
     if (entry === undefined) return NO_ACTION;
     if (entry.pending === undefined && entry.open?.explicit !== true) this._closeOpen(entry, true);
     const decision = this._reducePending(entry, drain, 'control_hook');
-    // The reduced batch's calls are no longer held.
-    if (decision !== undefined) this._reweigh(entry);
+    this._reweigh(entry);
     if (decision === undefined || decision.mode === 'shadow') return NO_ACTION;
     return decision.outcome.action;
   }
@@ -473,9 +481,8 @@ export class FailureEngine {
     const receipt = sealBatch(open, this._settings.executionErrorTypes);
     entry.closedCalls ??= new BoundedSet(MAX_CLOSED_CALLS_PER_PROMPT);
     for (const call of open.calls) entry.closedCalls.add(call.callId);
+    // The caller reweighs once its engine call is done (see `_reweigh`).
     this._judge(entry, open, receipt, byHook);
-    // Once the batch's calls have left `open` or `closing` and are pending or reduced.
-    this._reweigh(entry);
   }
 
   /** Hand a sealed batch to the reducer, now or (warn and enforce, in process) at the control hook. */

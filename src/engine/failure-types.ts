@@ -71,7 +71,8 @@ export interface FailureEngineSettings {
    * Most bytes the prompts may hold, estimated ({@link PROMPT_ESTIMATE_BYTES} a prompt from its
    * first record, {@link CALL_ESTIMATE_BYTES} a call held in an open, closing or pending batch,
    * {@link CLOSED_CALL_ESTIMATE_BYTES} a judged call id remembered); the estimate is exact after
-   * every engine call. Beyond it the oldest other prompts are evicted (`capacity`).
+   * every engine call and checked at its end. Beyond it the oldest other prompts are evicted
+   * (`capacity`).
    * @defaultValue `268435456` (256 MiB)
    */
   readonly maxHeldBytes?: number;
