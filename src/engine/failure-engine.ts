@@ -482,11 +482,6 @@ export class FailureEngine {
     entry.closedCalls ??= new BoundedSet(MAX_CLOSED_CALLS_PER_PROMPT);
     for (const call of open.calls) entry.closedCalls.add(call.callId);
     // The caller reweighs once its engine call is done (see `_reweigh`).
-    this._judge(entry, open, receipt, byHook);
-  }
-
-  /** Hand a sealed batch to the reducer, now or (warn and enforce, in process) at the control hook. */
-  private _judge(entry: PromptEntry, open: OpenBatch, receipt: BatchReceipt, byHook: boolean): void {
     if ((entry.flags & FOREGROUND) === 0 || entry.mode === 'off') return;
     if ((entry.flags & ADMITTED) === 0) {
       this._unadmittedBatches += 1;
