@@ -121,8 +121,8 @@ describe('the held-bytes estimate follows a batch the control hook reduces late'
 /** Each held prompt's estimate, from the engine's own state (the formula of `failure-types.ts`). */
 function estimatesFromState(engine: FailureEngine): Map<string, number> {
   interface Held {
-    open?: { calls: unknown[] };
-    closing?: { calls: unknown[] };
+    open?: { callCount: number };
+    closing?: { callCount: number };
     pending?: { receipt: { observations: unknown[] } };
     closedCalls?: { size: number };
   }
@@ -130,7 +130,7 @@ function estimatesFromState(engine: FailureEngine): Map<string, number> {
   const entries = (engine as unknown as { _prompts: { entries(): Array<[string, Held]> } })._prompts.entries();
   const out = new Map<string, number>();
   for (const [id, e] of entries) {
-    const calls = (e.open?.calls.length ?? 0) + (e.closing?.calls.length ?? 0) + (e.pending?.receipt.observations.length ?? 0);
+    const calls = (e.open?.callCount ?? 0) + (e.closing?.callCount ?? 0) + (e.pending?.receipt.observations.length ?? 0);
     out.set(id, PROMPT_ESTIMATE_BYTES + CALL_ESTIMATE_BYTES * calls + CLOSED_CALL_ESTIMATE_BYTES * (e.closedCalls?.size ?? 0));
   }
   return out;

@@ -15,7 +15,8 @@ import type { ExecutionErrorVocabulary } from './error-vocabulary.js';
  * once, so its size is the guard's memory (bench P4a).
  */
 export interface CallRecord {
-  readonly callId: string;
+  /** The call's id; `''` in a spare record (see {@link OpenBatch.calls}). */
+  callId: string;
   /**
    * Span flags ({@link TOOL_OPEN}, {@link EXECUTION_OPEN}, {@link SETTLED}) and the coded facts
    * (terminal status, span and log execution status, tool type, provider duplicate): see the
@@ -78,16 +79,21 @@ function executionCode(v: string): number {
 
 /**
  * The batch being assembled for one prompt: the calls one model response asked for, until the
- * failure engine closes it and {@link sealBatch} turns it into a receipt.
+ * failure engine closes it and {@link sealBatch} turns it into a receipt. A closed batch can be
+ * released ({@link releaseBatch}) and reopened for another batch ({@link reopenBatch}), its call
+ * records with it: then a batch allocates nothing that outlives it (bench P6).
  */
 export interface OpenBatch {
   /**
-   * The batch's calls in arrival order (a short array: batches hold a few calls; bounded by
-   * maxCallsPerBatch). Replaced, not grown, while short: see {@link appendCall}.
+   * The batch's calls in arrival order: the first {@link OpenBatch.callCount} records; records after
+   * them are spares, cleared, kept from an earlier batch for reuse. A short array (batches hold a few
+   * calls; bounded by maxCallsPerBatch), replaced, not grown, while short: see {@link appendCall}.
    */
   calls: CallRecord[];
+  /** How many of {@link OpenBatch.calls} are the batch's calls. */
+  callCount: number;
   /** Opened by an explicit batch boundary (a batch span): only {@link FailureEngine.closeBatch} closes it. */
-  readonly explicit: boolean;
+  explicit: boolean;
   /** The model response id of the batch's calls, when the wire writes one (headless qwen-code). */
   responseId: string | undefined;
   /** A call beyond `maxCallsPerBatch` was dropped: the receipt will be incomplete. */
@@ -97,24 +103,40 @@ export interface OpenBatch {
 }
 
 const NO_CALLS: CallRecord[] = [];
-/** Below this many calls a batch's array is copied to its exact length on each append. */
+/** Below this many calls a batch's array is copied to its exact length when it must grow. */
 const EXACT_UP_TO = 16;
+/**
+ * A released batch of at most this many records is kept for reuse: most batches hold one to four
+ * calls, and a reopened batch's unused spares (about 70 bytes each) stay within the 1 KiB a prompt
+ * the byte estimate allows beyond its calls.
+ */
+const SPARE_UP_TO = 4;
 
 /**
- * Append a call. V8 grows an empty array's store to 17 slots on its first push (152 bytes for a
- * batch of one or two calls); up to {@link EXACT_UP_TO} calls the array is copied at its exact
- * length instead, which costs a short copy per call and nothing per held batch.
+ * Append a call: a spare record of the batch when it has one, else a new one. V8 grows an empty
+ * array's store to 17 slots on its first push (152 bytes for a batch of one or two calls); up to
+ * {@link EXACT_UP_TO} records the array is copied at its exact length instead, which costs a short
+ * copy per new record and nothing per held batch.
  */
-function appendCall(open: OpenBatch, call: CallRecord): void {
+function appendCall(open: OpenBatch, callId: string): CallRecord {
   const calls = open.calls;
-  if (calls.length >= EXACT_UP_TO) {
-    calls.push(call);
-    return;
+  const n = open.callCount;
+  open.callCount = n + 1;
+  if (n < calls.length) {
+    const spare = calls[n] as CallRecord;
+    spare.callId = callId;
+    return spare;
   }
-  const next: CallRecord[] = new Array<CallRecord>(calls.length + 1);
-  for (let i = 0; i < calls.length; i++) next[i] = calls[i] as CallRecord;
-  next[calls.length] = call;
+  const call = newCall(callId);
+  if (n >= EXACT_UP_TO) {
+    calls.push(call);
+    return call;
+  }
+  const next: CallRecord[] = new Array<CallRecord>(n + 1);
+  for (let i = 0; i < n; i++) next[i] = calls[i] as CallRecord;
+  next[n] = call;
   open.calls = next;
+  return call;
 }
 
 function newCall(callId: string): CallRecord {
@@ -143,7 +165,8 @@ function assign(t: CallRecord, f: CallFacts | undefined): void {
 
 /** Whether some call of the batch has terminal status `cancelled`. */
 export function hasCancelledCall(open: OpenBatch): boolean {
-  for (const c of open.calls) if (TERMINAL_CODES[(c.bits >> TERMINAL_SHIFT) & THREE_BITS] === 'cancelled') return true;
+  const calls = open.calls;
+  for (let i = 0; i < open.callCount; i++) if (TERMINAL_CODES[((calls[i] as CallRecord).bits >> TERMINAL_SHIFT) & THREE_BITS] === 'cancelled') return true;
   return false;
 }
 
@@ -178,32 +201,68 @@ function observationOf(call: CallRecord, vocabulary?: ExecutionErrorVocabulary):
 
 /** A new, empty open batch. `explicit`: opened by a batch span, closed only by its end. */
 export function newOpenBatch(explicit: boolean, timeMillis: number): OpenBatch {
-  return { calls: NO_CALLS, explicit, responseId: undefined, overflow: false, lastActivityMillis: timeMillis };
+  return { calls: NO_CALLS, callCount: 0, explicit, responseId: undefined, overflow: false, lastActivityMillis: timeMillis };
+}
+
+/**
+ * Make a released batch ({@link releaseBatch}) a new, empty open batch: what {@link newOpenBatch}
+ * returns, with the released batch's records kept as spares.
+ */
+export function reopenBatch(open: OpenBatch, explicit: boolean, timeMillis: number): OpenBatch {
+  open.explicit = explicit;
+  open.lastActivityMillis = timeMillis;
+  return open;
+}
+
+/**
+ * Release a closed batch for reuse: its calls become cleared spares (no string of the batch stays
+ * reachable), its response id and overflow are reset. Returns whether the batch is worth keeping:
+ * `false` for a batch of more than {@link SPARE_UP_TO} records, which is left to the garbage
+ * collector (the prompt that reopens a batch holds its spares, uncounted by the byte estimate).
+ */
+export function releaseBatch(open: OpenBatch): boolean {
+  const calls = open.calls;
+  for (let i = 0; i < open.callCount; i++) {
+    const c = calls[i] as CallRecord;
+    c.callId = '';
+    c.bits = 0;
+    c.toolName = undefined;
+    c.lookupName = undefined;
+    c.spanErrorType = undefined;
+    c.logErrorType = undefined;
+  }
+  open.callCount = 0;
+  open.responseId = undefined;
+  open.overflow = false;
+  return calls.length <= SPARE_UP_TO;
 }
 
 /** The call with `callId` in the batch (searched from the newest: batches hold a few calls). */
 export function findCall(open: OpenBatch, callId: string): CallRecord | undefined {
   const calls = open.calls;
-  for (let i = calls.length - 1; i >= 0; i--) if ((calls[i] as CallRecord).callId === callId) return calls[i];
+  for (let i = open.callCount - 1; i >= 0; i--) if ((calls[i] as CallRecord).callId === callId) return calls[i];
   return undefined;
 }
 
 /** Whether a span of some call of the batch started and has not ended (a call still running). */
 export function hasRunningCall(open: OpenBatch | undefined): boolean {
   if (open === undefined) return false;
-  for (const c of open.calls) if ((c.bits & (TOOL_OPEN | EXECUTION_OPEN)) !== 0) return true;
+  const calls = open.calls;
+  for (let i = 0; i < open.callCount; i++) if (((calls[i] as CallRecord).bits & (TOOL_OPEN | EXECUTION_OPEN)) !== 0) return true;
   return false;
 }
 
 /** Whether some call of the batch has its terminal record. */
 export function hasSettledCall(open: OpenBatch): boolean {
-  for (const c of open.calls) if ((c.bits & SETTLED) !== 0) return true;
+  const calls = open.calls;
+  for (let i = 0; i < open.callCount; i++) if (((calls[i] as CallRecord).bits & SETTLED) !== 0) return true;
   return false;
 }
 
 /** Whether some call of the batch has no terminal record yet. */
 export function hasUnsettledCall(open: OpenBatch): boolean {
-  for (const c of open.calls) if ((c.bits & SETTLED) === 0) return true;
+  const calls = open.calls;
+  for (let i = 0; i < open.callCount; i++) if (((calls[i] as CallRecord).bits & SETTLED) === 0) return true;
   return false;
 }
 
@@ -215,14 +274,13 @@ export function hasUnsettledCall(open: OpenBatch): boolean {
 export function mergeCallUpdate(open: OpenBatch, update: CallUpdate, maxCalls: number): void {
   let call = findCall(open, update.callId);
   if (call === undefined) {
-    if (open.calls.length >= maxCalls) {
+    if (open.callCount >= maxCalls) {
       if (update.responseId !== undefined && open.responseId === undefined) open.responseId = update.responseId;
       open.lastActivityMillis = Math.max(open.lastActivityMillis, update.timeMillis);
       open.overflow = true;
       return;
     }
-    call = newCall(update.callId);
-    appendCall(open, call);
+    call = appendCall(open, update.callId);
   }
   mergeIntoCall(open, call, update);
 }
@@ -255,7 +313,9 @@ export function mergeIntoCall(open: OpenBatch, call: CallRecord, update: CallUpd
 export function sealBatch(open: OpenBatch, vocabulary?: ExecutionErrorVocabulary): BatchReceipt {
   const observations: ToolCallObservation[] = [];
   let complete = !open.overflow;
-  for (const call of open.calls) {
+  const calls = open.calls;
+  for (let i = 0; i < open.callCount; i++) {
+    const call = calls[i] as CallRecord;
     if ((call.bits & SETTLED) === 0) complete = false;
     observations.push(observationOf(call, vocabulary));
   }

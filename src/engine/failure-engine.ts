@@ -14,8 +14,8 @@ import { PromptRegistry } from './prompt-registry.js';
 import { notifyAll } from './notify.js';
 import { reduceFailure, initialFailureState } from '../core/failure/reducer.js';
 import type { CallUpdate, PromptInfo } from './call-facts.js';
-import { findCall, hasCancelledCall, hasRunningCall, hasSettledCall, hasUnsettledCall, mergeCallUpdate, mergeIntoCall, newOpenBatch, sealBatch } from './batch-assembler.js';
-import type { OpenBatch } from './batch-assembler.js';
+import { findCall, hasCancelledCall, hasRunningCall, hasSettledCall, hasUnsettledCall, mergeCallUpdate, mergeIntoCall, newOpenBatch, releaseBatch, reopenBatch, sealBatch } from './batch-assembler.js';
+import type { CallRecord, OpenBatch } from './batch-assembler.js';
 import type { GuardRoute } from './call-facts.js';
 import { CALL_ESTIMATE_BYTES, CLOSED_CALL_ESTIMATE_BYTES, DEFAULT_EVICTED_PROMPT_FILTER_BYTES, DEFAULT_MAX_HELD_BYTES, PROMPT_ESTIMATE_BYTES } from './failure-types.js';
 import type { BatchDecision, EvictionReason, FailureEngineListener, FailureEngineSettings, PromptRef } from './failure-types.js';
@@ -82,6 +82,8 @@ const ASSUMED_DRAIN: DrainSignals = { hasExternalInput: false, hasQueuedPrompt: 
 const NO_HOOK_DRAIN: DrainSignals = { hasExternalInput: false, hasQueuedPrompt: false, inputReliable: false };
 const NO_ACTION: FailureAction = { type: 'none' };
 const MAX_CLOSED_CALLS_PER_PROMPT = 4096;
+/** Released batches kept for reuse (one is enough when prompts take turns; a few cover a burst of closes). */
+const MAX_SPARE_BATCHES = 4;
 
 /**
  * The guard engine. Not safe to share between unrelated agents: prompt ids are its keys.
@@ -98,6 +100,8 @@ export class FailureEngine {
   private readonly _listeners: FailureEngineListener[] = [];
   private _lateRecords = 0;
   private _unadmittedBatches = 0;
+  /** Released batches (see {@link FailureEngine._release}). */
+  private readonly _spareBatches: OpenBatch[] = [];
 
   constructor(settings: FailureEngineSettings) {
     this._settings = settings;
@@ -241,7 +245,7 @@ export class FailureEngine {
     const entry = this._entry(promptId);
     if (entry === undefined || (entry.flags & ADMITTED) !== 0) return;
     entry.lastSeenMillis = this._stamp();
-    if (timeMillis >= from && (entry.open?.calls.length ?? 0) === 0 && entry.closing === undefined && entry.closedCalls === undefined) entry.flags |= ADMITTED;
+    if (timeMillis >= from && (entry.open?.callCount ?? 0) === 0 && entry.closing === undefined && entry.closedCalls === undefined) entry.flags |= ADMITTED;
   }
 
   /**
@@ -274,7 +278,7 @@ export class FailureEngine {
     entry.flags |= FOREGROUND;
     entry.lastSeenMillis = this._stamp();
     this._closeOpen(entry, false);
-    entry.open = newOpenBatch(true, timeMillis);
+    entry.open = this._newBatch(true, timeMillis);
     this._reweigh(entry);
   }
 
@@ -326,7 +330,7 @@ export class FailureEngine {
       open = entry.open;
     }
     if (open === undefined) {
-      open = newOpenBatch(false, update.timeMillis);
+      open = this._newBatch(false, update.timeMillis);
       entry.open = open;
     }
     mergeCallUpdate(open, update, this._settings.maxCallsPerBatch);
@@ -342,7 +346,7 @@ export class FailureEngine {
    * reduced, which no bound should see.
    */
   private _reweigh(entry: PromptEntry): void {
-    const calls = (entry.open?.calls.length ?? 0) + (entry.closing?.calls.length ?? 0) + (entry.pending?.receipt.observations.length ?? 0);
+    const calls = (entry.open?.callCount ?? 0) + (entry.closing?.callCount ?? 0) + (entry.pending?.receipt.observations.length ?? 0);
     const bytes = PROMPT_ESTIMATE_BYTES + CALL_ESTIMATE_BYTES * calls + CLOSED_CALL_ESTIMATE_BYTES * (entry.closedCalls?.size ?? 0);
     const removed = this._prompts.weigh(entry.promptId, entry, bytes);
     if (removed !== undefined) for (const [, other] of removed) this._evict(other, 'capacity');
@@ -370,7 +374,7 @@ export class FailureEngine {
     this._sealClosing(entry);
     const open = entry.open;
     const unjudged =
-      open === undefined || open.calls.length === 0 || entry.mode === 'off' || (entry.flags & (FOREGROUND | ADMITTED)) !== (FOREGROUND | ADMITTED)
+      open === undefined || open.callCount === 0 || entry.mode === 'off' || (entry.flags & (FOREGROUND | ADMITTED)) !== (FOREGROUND | ADMITTED)
         ? undefined
         : turnCancelled
           ? 'turn_cancelled'
@@ -381,6 +385,7 @@ export class FailureEngine {
               : undefined;
     if (unjudged !== undefined) {
       entry.open = undefined;
+      this._release(open as OpenBatch);
       const index = entry.batchCount + 1;
       notifyAll(this._listeners, (l) => l.onUnjudgedBatch?.(promptId, unjudged, index), this._settings.reportError);
     } else this._closeOpen(entry, false);
@@ -466,6 +471,7 @@ export class FailureEngine {
     if (open === undefined) return;
     entry.open = undefined;
     this._close(entry, open, byHook);
+    this._release(open);
   }
 
   /** Seal the closing batch (see {@link PromptEntry.closing}), if any. */
@@ -474,13 +480,29 @@ export class FailureEngine {
     if (closing === undefined) return;
     entry.closing = undefined;
     this._close(entry, closing, false);
+    this._release(closing);
+  }
+
+  /** A new, empty open batch: a released one when the engine has one, else a fresh one. */
+  private _newBatch(explicit: boolean, timeMillis: number): OpenBatch {
+    const spare = this._spareBatches.pop();
+    return spare === undefined ? newOpenBatch(explicit, timeMillis) : reopenBatch(spare, explicit, timeMillis);
+  }
+
+  /**
+   * Keep a batch no prompt holds any more for the next batch to open, with its call records: with
+   * many prompts open, a batch and its records live until their prompt's next batch, long enough
+   * for the garbage collector to copy them to its old generation; reused, they are copied once.
+   */
+  private _release(open: OpenBatch): void {
+    if (releaseBatch(open) && this._spareBatches.length < MAX_SPARE_BATCHES) this._spareBatches.push(open);
   }
 
   private _close(entry: PromptEntry, open: OpenBatch, byHook: boolean): void {
-    if (open.calls.length === 0 && !open.overflow) return;
+    if (open.callCount === 0 && !open.overflow) return;
     const receipt = sealBatch(open, this._settings.executionErrorTypes);
     entry.closedCalls ??= new BoundedSet(MAX_CLOSED_CALLS_PER_PROMPT);
-    for (const call of open.calls) entry.closedCalls.add(call.callId);
+    for (let i = 0; i < open.callCount; i++) entry.closedCalls.add((open.calls[i] as CallRecord).callId);
     // The caller reweighs once its engine call is done (see `_reweigh`).
     if ((entry.flags & FOREGROUND) === 0 || entry.mode === 'off') return;
     if ((entry.flags & ADMITTED) === 0) {

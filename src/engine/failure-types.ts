@@ -102,7 +102,11 @@ export interface FailureEngineSettings {
 export const DEFAULT_EVICTED_PROMPT_FILTER_BYTES = 1_048_576;
 /** Default byte bound of the prompts held: 256 MiB. */
 export const DEFAULT_MAX_HELD_BYTES = 256 * 1024 * 1024;
-/** Estimated bytes of a prompt's state without calls (measured about 800 with one call on Node 20). */
+/**
+ * Estimated bytes of a prompt's state without calls (measured about 800 with one call on Node 20).
+ * Its margin covers the unused call records, at most three (about 70 bytes each), of a batch the
+ * engine reused (`batch-assembler.ts`, `releaseBatch`).
+ */
 export const PROMPT_ESTIMATE_BYTES = 1024;
 /** Estimated bytes of one call held in an open, closing or pending batch (measured about 180 on Node 20). */
 export const CALL_ESTIMATE_BYTES = 256;

@@ -11,7 +11,8 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { findCall, hasCancelledCall, hasRunningCall, hasSettledCall, hasUnsettledCall, mergeCallUpdate, newOpenBatch, sealBatch } from '../../src/engine/batch-assembler.js';
+import { findCall, hasCancelledCall, hasRunningCall, hasSettledCall, hasUnsettledCall, mergeCallUpdate, newOpenBatch, releaseBatch, reopenBatch, sealBatch } from '../../src/engine/batch-assembler.js';
+import type { OpenBatch } from '../../src/engine/batch-assembler.js';
 import type { CallFacts, CallUpdate } from '../../src/engine/call-facts.js';
 import { classifyExecutionErrorType } from '../../src/engine/error-vocabulary.js';
 import type { ExecutionErrorVocabulary } from '../../src/engine/error-vocabulary.js';
@@ -114,8 +115,21 @@ const update = (ids: number): fc.Arbitrary<CallUpdate> =>
 
 const vocabulary = fc.constantFrom<ExecutionErrorVocabulary | undefined>(undefined, new Set(['file_not_found', 'invalid_tool_params']));
 
-function check(updates: readonly CallUpdate[], maxCalls: number, vocab: ExecutionErrorVocabulary | undefined): void {
-  const open = newOpenBatch(false, 0);
+/**
+ * A batch that held `earlier` (sealed, released, reopened): its records are reused, and must carry
+ * nothing of the earlier batch into the next one.
+ */
+function reused(earlier: readonly CallUpdate[], maxCalls: number): OpenBatch {
+  const batch = newOpenBatch(true, 7);
+  for (const u of earlier) mergeCallUpdate(batch, { ...u, callId: `earlier-${u.callId}`, responseId: 'resp-earlier' }, maxCalls);
+  sealBatch(batch);
+  if (!releaseBatch(batch)) return newOpenBatch(false, 0);
+  expect(batch.calls.slice(batch.callCount).every((c) => c.callId === '' && c.bits === 0 && c.toolName === undefined && c.logErrorType === undefined)).toBe(true);
+  return reopenBatch(batch, false, 0);
+}
+
+function check(updates: readonly CallUpdate[], maxCalls: number, vocab: ExecutionErrorVocabulary | undefined, earlier: readonly CallUpdate[] = []): void {
+  const open = earlier.length === 0 ? newOpenBatch(false, 0) : reused(earlier, maxCalls);
   const model = new ModelBatch();
   for (const u of updates) {
     mergeCallUpdate(open, u, maxCalls);
@@ -127,7 +141,8 @@ function check(updates: readonly CallUpdate[], maxCalls: number, vocab: Executio
     expect(hasCancelledCall(open)).toBe(model.calls.some((c) => c.facts.terminalStatus === 'cancelled'));
     expect(findCall(open, u.callId)?.callId).toBe(model.calls.find((c) => c.callId === u.callId)?.callId);
   }
-  expect(open.calls.map((c) => c.callId)).toStrictEqual(model.calls.map((c) => c.callId));
+  expect(open.calls.slice(0, open.callCount).map((c) => c.callId)).toStrictEqual(model.calls.map((c) => c.callId));
+  expect(open.explicit).toBe(false);
   expect(open.overflow).toBe(model.overflow);
   expect(open.responseId).toBe(updates.find((u) => u.responseId !== undefined)?.responseId);
   expect(open.lastActivityMillis).toBe(Math.max(0, ...updates.map((u) => u.timeMillis)));
@@ -146,6 +161,19 @@ describe('compact call records seal to the receipt of the plain per-fact model',
     fc.assert(
       fc.property(fc.array(update(40), { minLength: 40, maxLength: 200 }), fc.constantFrom(15, 16, 17, 18, 33, 64), vocabulary, (us, max, vocab) => check(us, max, vocab)),
       { numRuns: 200 },
+    );
+  });
+
+  it('in a batch released and reopened after another batch (its records reused as spares)', () => {
+    fc.assert(
+      fc.property(
+        fc.array(update(20), { minLength: 1, maxLength: 80 }),
+        fc.array(update(20), { maxLength: 80 }),
+        fc.constantFrom(1, 2, 16, 17, 64),
+        vocabulary,
+        (earlier, us, max, vocab) => check(us, max, vocab, earlier),
+      ),
+      { numRuns: 400 },
     );
   });
 });
