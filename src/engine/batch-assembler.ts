@@ -92,15 +92,21 @@ export interface OpenBatch {
   calls: CallRecord[];
   /** How many of {@link OpenBatch.calls} are the batch's calls. */
   callCount: number;
-  /** Opened by an explicit batch boundary (a batch span): only {@link FailureEngine.closeBatch} closes it. */
-  explicit: boolean;
+  /**
+   * {@link EXPLICIT_BATCH} and {@link OVERFLOWED}, read with {@link isExplicitBatch} and
+   * {@link hasOverflowed} (one small integer, not two fields: a batch is held for every open prompt).
+   */
+  flags: number;
   /** The model response id of the batch's calls, when the wire writes one (headless qwen-code). */
   responseId: string | undefined;
-  /** A call beyond `maxCallsPerBatch` was dropped: the receipt will be incomplete. */
-  overflow: boolean;
   /** Time of the batch's latest record, in milliseconds since the epoch. */
   lastActivityMillis: number;
 }
+
+/** Opened by an explicit batch boundary (a batch span): only {@link FailureEngine.closeBatch} closes it. */
+const EXPLICIT_BATCH = 1;
+/** A call beyond `maxCallsPerBatch` was dropped: the receipt will be incomplete. */
+const OVERFLOWED = 2;
 
 const NO_CALLS: CallRecord[] = [];
 /** Below this many calls a batch's array is copied to its exact length when it must grow. */
@@ -201,7 +207,17 @@ function observationOf(call: CallRecord, vocabulary?: ExecutionErrorVocabulary):
 
 /** A new, empty open batch. `explicit`: opened by a batch span, closed only by its end. */
 export function newOpenBatch(explicit: boolean, timeMillis: number): OpenBatch {
-  return { calls: NO_CALLS, callCount: 0, explicit, responseId: undefined, overflow: false, lastActivityMillis: timeMillis };
+  return { calls: NO_CALLS, callCount: 0, flags: explicit ? EXPLICIT_BATCH : 0, responseId: undefined, lastActivityMillis: timeMillis };
+}
+
+/** Whether the batch was opened by an explicit boundary (a batch span): only its end closes it. */
+export function isExplicitBatch(open: OpenBatch): boolean {
+  return (open.flags & EXPLICIT_BATCH) !== 0;
+}
+
+/** Whether a call beyond `maxCallsPerBatch` was dropped: the receipt will be incomplete. */
+export function hasOverflowed(open: OpenBatch): boolean {
+  return (open.flags & OVERFLOWED) !== 0;
 }
 
 /**
@@ -209,16 +225,17 @@ export function newOpenBatch(explicit: boolean, timeMillis: number): OpenBatch {
  * returns, with the released batch's records kept as spares.
  */
 export function reopenBatch(open: OpenBatch, explicit: boolean, timeMillis: number): OpenBatch {
-  open.explicit = explicit;
+  open.flags = explicit ? EXPLICIT_BATCH : 0;
   open.lastActivityMillis = timeMillis;
   return open;
 }
 
 /**
  * Release a closed batch for reuse: its calls become cleared spares (no string of the batch stays
- * reachable), its response id and overflow are reset. Returns whether the batch is worth keeping:
- * `false` for a batch of more than {@link SPARE_UP_TO} records, which is left to the garbage
- * collector (the prompt that reopens a batch holds its spares, uncounted by the byte estimate).
+ * reachable) and its response id is reset; {@link reopenBatch} sets its flags and time. Returns
+ * whether the batch is worth keeping: `false` for a batch of more than {@link SPARE_UP_TO} records,
+ * which is left to the garbage collector (the prompt that reopens a batch holds its spares,
+ * uncounted by the byte estimate).
  */
 export function releaseBatch(open: OpenBatch): boolean {
   const calls = open.calls;
@@ -233,7 +250,6 @@ export function releaseBatch(open: OpenBatch): boolean {
   }
   open.callCount = 0;
   open.responseId = undefined;
-  open.overflow = false;
   return calls.length <= SPARE_UP_TO;
 }
 
@@ -277,7 +293,7 @@ export function mergeCallUpdate(open: OpenBatch, update: CallUpdate, maxCalls: n
     if (open.callCount >= maxCalls) {
       if (update.responseId !== undefined && open.responseId === undefined) open.responseId = update.responseId;
       open.lastActivityMillis = Math.max(open.lastActivityMillis, update.timeMillis);
-      open.overflow = true;
+      open.flags |= OVERFLOWED;
       return;
     }
     call = appendCall(open, update.callId);
@@ -312,7 +328,7 @@ export function mergeIntoCall(open: OpenBatch, call: CallRecord, update: CallUpd
  */
 export function sealBatch(open: OpenBatch, vocabulary?: ExecutionErrorVocabulary): BatchReceipt {
   const observations: ToolCallObservation[] = [];
-  let complete = !open.overflow;
+  let complete = !hasOverflowed(open);
   const calls = open.calls;
   for (let i = 0; i < open.callCount; i++) {
     const call = calls[i] as CallRecord;

@@ -14,7 +14,7 @@ import { PromptRegistry } from './prompt-registry.js';
 import { notifyAll } from './notify.js';
 import { reduceFailure, initialFailureState } from '../core/failure/reducer.js';
 import type { CallUpdate, PromptInfo } from './call-facts.js';
-import { findCall, hasCancelledCall, hasRunningCall, hasSettledCall, hasUnsettledCall, mergeCallUpdate, mergeIntoCall, newOpenBatch, releaseBatch, reopenBatch, sealBatch } from './batch-assembler.js';
+import { findCall, hasCancelledCall, hasOverflowed, hasRunningCall, hasSettledCall, hasUnsettledCall, isExplicitBatch, mergeCallUpdate, mergeIntoCall, newOpenBatch, releaseBatch, reopenBatch, sealBatch } from './batch-assembler.js';
 import type { CallRecord, OpenBatch } from './batch-assembler.js';
 import type { GuardRoute } from './call-facts.js';
 import { CALL_ESTIMATE_BYTES, CLOSED_CALL_ESTIMATE_BYTES, DEFAULT_EVICTED_PROMPT_FILTER_BYTES, DEFAULT_MAX_HELD_BYTES, PROMPT_ESTIMATE_BYTES } from './failure-types.js';
@@ -260,7 +260,7 @@ export class FailureEngine {
     entry.flags |= FOREGROUND;
     entry.lastSeenMillis = this._stamp();
     const open = entry.open;
-    if (open !== undefined && !open.explicit && hasUnsettledCall(open)) {
+    if (open !== undefined && !isExplicitBatch(open) && hasUnsettledCall(open)) {
       this._sealClosing(entry);
       entry.open = undefined;
       entry.closing = open;
@@ -401,7 +401,7 @@ export class FailureEngine {
     if (channelPrompt) this.markChannelPrompt(promptId);
     const entry = this._prompts.get(promptId);
     if (entry === undefined) return NO_ACTION;
-    if (entry.pending === undefined && entry.open?.explicit !== true) this._closeOpen(entry, true);
+    if (entry.pending === undefined && (entry.open === undefined || !isExplicitBatch(entry.open))) this._closeOpen(entry, true);
     const decision = this._reducePending(entry, drain, 'control_hook');
     this._reweigh(entry);
     if (decision === undefined || decision.mode === 'shadow') return NO_ACTION;
@@ -499,7 +499,7 @@ export class FailureEngine {
   }
 
   private _close(entry: PromptEntry, open: OpenBatch, byHook: boolean): void {
-    if (open.callCount === 0 && !open.overflow) return;
+    if (open.callCount === 0 && !hasOverflowed(open)) return;
     const receipt = sealBatch(open, this._settings.executionErrorTypes);
     entry.closedCalls ??= new BoundedSet(MAX_CLOSED_CALLS_PER_PROMPT);
     for (let i = 0; i < open.callCount; i++) entry.closedCalls.add((open.calls[i] as CallRecord).callId);

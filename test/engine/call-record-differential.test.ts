@@ -11,7 +11,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { findCall, hasCancelledCall, hasRunningCall, hasSettledCall, hasUnsettledCall, mergeCallUpdate, newOpenBatch, releaseBatch, reopenBatch, sealBatch } from '../../src/engine/batch-assembler.js';
+import { findCall, hasCancelledCall, hasOverflowed, hasRunningCall, hasSettledCall, hasUnsettledCall, isExplicitBatch, mergeCallUpdate, newOpenBatch, releaseBatch, reopenBatch, sealBatch } from '../../src/engine/batch-assembler.js';
 import type { OpenBatch } from '../../src/engine/batch-assembler.js';
 import type { CallFacts, CallUpdate } from '../../src/engine/call-facts.js';
 import { classifyExecutionErrorType } from '../../src/engine/error-vocabulary.js';
@@ -142,8 +142,8 @@ function check(updates: readonly CallUpdate[], maxCalls: number, vocab: Executio
     expect(findCall(open, u.callId)?.callId).toBe(model.calls.find((c) => c.callId === u.callId)?.callId);
   }
   expect(open.calls.slice(0, open.callCount).map((c) => c.callId)).toStrictEqual(model.calls.map((c) => c.callId));
-  expect(open.explicit).toBe(false);
-  expect(open.overflow).toBe(model.overflow);
+  expect(isExplicitBatch(open)).toBe(false);
+  expect(hasOverflowed(open)).toBe(model.overflow);
   expect(open.responseId).toBe(updates.find((u) => u.responseId !== undefined)?.responseId);
   expect(open.lastActivityMillis).toBe(Math.max(0, ...updates.map((u) => u.timeMillis)));
   expect(sealBatch(open, vocab)).toStrictEqual(model.seal(vocab));
