@@ -8,7 +8,6 @@
 //   node --expose-gc bench/run.mjs --only P1,P3 --mb 20 --prompts 100000 --rounds 5 --clock cpu --strict
 //
 // --strict exits 1 when any goal FAILs (for CI); by default the exit code only reports crashes.
-// --p6-in-process measures P6 in this process (what the child that measures it is started with).
 //
 // P1  create+end of non-tool spans, guard registered vs not (SimpleSpanProcessor, no-op exporter)
 // P2  a realistic qwen-code tool batch, guard + BatchSpanProcessor vs BatchSpanProcessor alone
@@ -17,9 +16,8 @@
 // P4  heap above baseline with 100k open prompts (one open batch of 2 calls each), then after expiry
 // P5  serve ingest end to end (OTLP/HTTP protobuf on loopback -> decode -> reorder -> guard) vs decoding alone
 // P5g the same over OTLP/gRPC (@grpc/grpc-js client in another process)
-// P6  P2's per-batch cost with 10x, 100x, 1000x concurrent prompts vs 1x, in a fresh child process
-// P6g the guard's processors alone, fed recorded records, 1000x vs 1x concurrent prompts (info; in P6's child)
-// P6p P6 in this process, after the rows it ran before (info; only when P1-P5 ran: the order's effect)
+// P6  P2's per-batch cost with 10x, 100x, 1000x concurrent prompts vs 1x
+// P6g the guard's processors alone, fed recorded records, 1000x vs 1x concurrent prompts (info)
 // W   install weight of the packed tarball in an empty project (npm registry or a warm cache)
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { spawn } from 'node:child_process';
@@ -198,8 +196,6 @@ async function interleavedRatio({ rounds, time, baseline, subject }) {
 }
 
 const rows = [];
-/** Prefix of the line on which a child run (`--rows-json`) hands its rows to the parent run. */
-const ROWS_JSON = 'BENCH-ROWS-JSON ';
 function report(row) {
   rows.push(row);
   const verdict = row.pass === undefined ? 'info' : row.pass ? 'PASS' : 'FAIL';
@@ -940,14 +936,9 @@ async function p5(transport) {
 // ------------------------------------------------------------------------------------------------
 // P6: the guard's per-batch cost as concurrent prompts grow
 
-/**
- * P6 in this process. `id` P6 when this process is the fresh child {@link p6InChild} starts (or
- * `--p6-in-process` was given); P6p (info) when it follows the rows this process ran before it.
- */
-async function p6(id = 'P6') {
+async function p6() {
   const LEVELS = String(arg('p6-levels', '1,10,100,1000')).split(',').map(Number);
-  const verdict = id === 'P6';
-  console.error(`${id}: P2's per-batch cost with ${LEVELS.join(', ')} concurrent prompts (both guards, normal traffic)${verdict ? '' : ', in the bench process after the rows before it'} ...`);
+  console.error(`P6: P2's per-batch cost with ${LEVELS.join(', ')} concurrent prompts (both guards, normal traffic) ...`);
   const BATCHES_PER_SAMPLE = 60;
   const bspConfig = { maxQueueSize: 65_536, maxExportBatchSize: 512, scheduledDelayMillis: 200 };
   const host = (withGuard) => {
@@ -1028,20 +1019,18 @@ async function p6(id = 'P6') {
     await lv.plain.shutdown();
     await lv.guarded.shutdown();
     series.push({ n: lv.n, guarded: perBatch(median(lv.guardedMs)), plain: perBatch(median(lv.plainMs)), ratio: median(lv.guardedMs) / median(lv.plainMs), growth: median(growthRounds[k]), open });
-    console.error(`  ${id} ${lv.n}x: ${fmt(perBatch(median(lv.guardedMs)), 1)} us/batch guard+BSP, ${fmt(perBatch(median(lv.plainMs)), 1)} us/batch BSP alone (${fmt(median(lv.guardedMs) / median(lv.plainMs), 3)}x); ${fmt(median(growthRounds[k]), 3)}x of ${levels[0].n}x (rounds ${growthRounds[k].map((x) => fmt(x, 3)).join(' ')}); ${open} prompts open`);
+    console.error(`  P6 ${lv.n}x: ${fmt(perBatch(median(lv.guardedMs)), 1)} us/batch guard+BSP, ${fmt(perBatch(median(lv.plainMs)), 1)} us/batch BSP alone (${fmt(median(lv.guardedMs) / median(lv.plainMs), 3)}x); ${fmt(median(growthRounds[k]), 3)}x of ${levels[0].n}x (rounds ${growthRounds[k].map((x) => fmt(x, 3)).join(' ')}); ${open} prompts open`);
   }
   const one = series[0];
   const worst = series.reduce((a, b) => (b.growth > a.growth ? b : a));
   report({
-    id,
-    what: verdict
-      ? `P2's per-batch cost (guard+BSP, both guards, normal traffic, one prompt a session) with ${LEVELS.slice(1).join('/')} prompts open at once, worst vs ${one.n}; in a fresh process`
-      : `P6 in the bench process, after the rows it ran before (their history changes what V8 pretenures; the batch processors alone grow more)`,
+    id: 'P6',
+    what: `P2's per-batch cost (guard+BSP, both guards, normal traffic, one prompt a session) with ${LEVELS.slice(1).join('/')} prompts open at once, worst vs ${one.n}`,
     baseline: `${fmt(one.guarded, 1)} us/batch`,
     subject: `${fmt(worst.guarded, 1)} us/batch`,
     result: `${fmt(worst.growth, 3)}x`,
-    goal: verdict ? '<= 1.2x' : '(info)',
-    pass: verdict ? worst.growth <= 1.2 && series.every((x) => x.open === x.n) : undefined,
+    goal: '<= 1.2x',
+    pass: worst.growth <= 1.2 && series.every((x) => x.open === x.n),
     detail: `series (median of ${rounds} rounds of 1 s windows, each level measured in every round; BSP alone in every third round) ${series.map((x) => `${x.n}x: ${fmt(x.guarded, 1)} us/batch = ${fmt(x.growth, 3)}x of ${one.n}x (vs BSP alone ${fmt(x.ratio, 3)}x, BSP alone ${fmt(x.plain, 1)} us/batch, the guard's share ${fmt(x.guarded - x.plain, 1)} us/batch; ${x.open} open)`).join(', ')}`,
   });
 }
@@ -1141,31 +1130,6 @@ async function p6g() {
   });
 }
 
-/**
- * P6 and P6g in a fresh process: `bench/run.mjs --only P6 --p6-in-process` as a child, whose rows
- * are taken into this run. A row must not depend on the rows before it: after P2, V8 no longer
- * pretenures the objects a batch leaves for its prompt's next batch (P2's prompts die young), which
- * slows the 1,000-prompt level of the SDK's batch processors alone by about 10% (bench/README.md).
- * P3 starts fresh processes for the same reason. Throws when the child fails or reports no rows.
- */
-async function p6InChild() {
-  const script = fileURLToPath(import.meta.url);
-  const pass = ['rounds', 'clock', 'p6-levels'].flatMap((name) => (args.includes(`--${name}`) ? [`--${name}`, String(arg(name))] : []));
-  const child = spawn(process.execPath, ['--expose-gc', script, '--only', 'P6', '--p6-in-process', '--rows-json', ...pass], { stdio: ['ignore', 'pipe', 'inherit'] });
-  let out = '';
-  child.stdout.setEncoding('utf8');
-  child.stdout.on('data', (d) => {
-    out += d;
-  });
-  const code = await new Promise((resolve, reject) => {
-    child.on('error', reject);
-    child.on('close', resolve);
-  });
-  const line = out.split('\n').find((l) => l.startsWith(ROWS_JSON));
-  if (code !== 0 || line === undefined) throw new Error(`the P6 child exited with ${code} and ${line === undefined ? 'no rows' : 'rows'}`);
-  for (const row of JSON.parse(line.slice(ROWS_JSON.length))) report(row);
-}
-
 // ------------------------------------------------------------------------------------------------
 // W: install weight
 
@@ -1202,19 +1166,9 @@ if (ONLY.has('P4')) await p4();
 if (ONLY.has('P4')) await p4(false);
 if (ONLY.has('P5')) await p5('http');
 if (ONLY.has('P5') || ONLY.has('P5g')) await p5('grpc');
-const P6_IN_PROCESS = args.includes('--p6-in-process');
-if (ONLY.has('P6') && P6_IN_PROCESS) await p6();
-if ((ONLY.has('P6') && P6_IN_PROCESS) || (ONLY.has('P6g') && !ONLY.has('P6'))) await p6g();
-if (ONLY.has('P6') && !P6_IN_PROCESS) {
-  await p6InChild();
-  // The same measure here, after the rows this process ran: for the record, no goal.
-  if (['P1', 'P2', 'P3', 'P4', 'P5'].some((r) => ONLY.has(r))) await p6('P6p');
-}
+if (ONLY.has('P6')) await p6();
+if (ONLY.has('P6') || ONLY.has('P6g')) await p6g();
 if (ONLY.has('W')) w();
-if (args.includes('--rows-json')) {
-  console.log(`${ROWS_JSON}${JSON.stringify(rows)}`);
-  process.exit(0);
-}
 
 const header = ['id', 'measure', 'baseline', 'with guard', 'RESULT (ratio)', 'goal', 'verdict'];
 const table = rows.map((r) => [r.id, r.what, r.baseline, r.subject, r.result, r.goal, r.pass === undefined ? 'info' : r.pass ? 'PASS' : 'FAIL']);
