@@ -11,6 +11,7 @@ import { ROOT_CONTEXT } from '@opentelemetry/api';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { FailureEngine } from '../src/engine/failure-engine.js';
+import { engineSettings } from './helpers/engine-settings.js';
 import { CALL_ESTIMATE_BYTES, CLOSED_CALL_ESTIMATE_BYTES, PROMPT_ESTIMATE_BYTES } from '../src/engine/failure-types.js';
 import type { GuardMode } from '../src/core/failure/types.js';
 import { RepeatedToolFailureGuard } from '../src/otel/repeated-tool-failure-guard.js';
@@ -142,19 +143,7 @@ const DRAINED = { hasExternalInput: false, hasQueuedPrompt: false, inputReliable
 
 function engineWith(mode: GuardMode, controlHookRequired: boolean, maxHeldBytes: number, maxOpenPrompts = 8) {
   const evicted: string[] = [];
-  const engine = new FailureEngine({
-    mode,
-    offMessageTypes: [],
-    maxOpenPrompts,
-    maxCallsPerBatch: 6,
-    promptIdleMillis: 60_000,
-    controlHookRequired,
-    maxHeldBytes,
-    now: () => 0,
-    reportError: (err) => {
-      throw err;
-    },
-  });
+  const engine = new FailureEngine(engineSettings({ mode, maxOpenPrompts, maxCallsPerBatch: 6, promptIdleMillis: 60_000, controlHookRequired, maxHeldBytes }));
   engine.addListener({ onEviction: (promptId) => evicted.push(promptId) });
   return { engine, evicted };
 }

@@ -11,24 +11,14 @@ import { FailureEngine } from '../../src/engine/failure-engine.js';
 import type { CallUpdate } from '../../src/engine/call-facts.js';
 import type { BatchDecision } from '../../src/engine/failure-types.js';
 import type { ToolCallObservation } from '../../src/core/failure/types.js';
+import { engineSettings } from '../helpers/engine-settings.js';
 
 type Step = (engine: FailureEngine, promptId: string) => void;
 
 const MAX_CALLS = 2;
 
 function engine(): { engine: FailureEngine; decisions: BatchDecision[] } {
-  const e = new FailureEngine({
-    mode: 'shadow',
-    offMessageTypes: [],
-    maxOpenPrompts: 100,
-    maxCallsPerBatch: MAX_CALLS,
-    promptIdleMillis: 3_600_000,
-    controlHookRequired: false,
-    now: () => 0,
-    reportError: (err) => {
-      throw err;
-    },
-  });
+  const e = new FailureEngine(engineSettings({ maxCallsPerBatch: MAX_CALLS }));
   const decisions: BatchDecision[] = [];
   e.addListener({ onDecision: (d) => decisions.push(d) });
   return { engine: e, decisions };

@@ -6,22 +6,12 @@
 import { describe, expect, it } from 'vitest';
 import { FailureEngine } from '../../src/engine/failure-engine.js';
 import type { BatchDecision, UnjudgedReason } from '../../src/engine/failure-types.js';
+import { engineSettings } from '../helpers/engine-settings.js';
 
 const P = 'sess########1';
 
 function setup() {
-  const engine = new FailureEngine({
-    mode: 'shadow',
-    offMessageTypes: ['cron'],
-    maxOpenPrompts: 100,
-    maxCallsPerBatch: 64,
-    promptIdleMillis: 3_600_000,
-    controlHookRequired: false,
-    now: () => 0,
-    reportError: (err) => {
-      throw err;
-    },
-  });
+  const engine = new FailureEngine(engineSettings({ offMessageTypes: ['cron'] }));
   const decisions: BatchDecision[] = [];
   const unjudged: [UnjudgedReason, number][] = [];
   engine.addListener({ onDecision: (d) => decisions.push(d), onUnjudgedBatch: (_p, r, b) => unjudged.push([r, b]) });

@@ -11,6 +11,7 @@ import { FailureEngine } from '../../src/engine/failure-engine.js';
 import type { BatchDecision, PromptRef } from '../../src/engine/failure-types.js';
 import { RepetitionEngine } from '../../src/engine/repetition-engine.js';
 import type { RepetitionCall, RepetitionDecisionRecord, SessionRef } from '../../src/engine/repetition-engine.js';
+import { engineSettings } from '../helpers/engine-settings.js';
 
 const fail = (error: boolean) =>
   error
@@ -37,18 +38,8 @@ describe('FailureEngine.resumePrompt', () => {
         let clock = 0;
         const make = () => {
           const decisions: unknown[] = [];
-          const engine = new FailureEngine({
-            mode: 'shadow',
-            offMessageTypes: [],
-            maxOpenPrompts, // 1 to 3 of 5 prompt ids: prompts are evicted by capacity
-            maxCallsPerBatch: 64,
-            promptIdleMillis: 1_000,
-            controlHookRequired: false,
-            now: () => clock,
-            reportError: (err) => {
-              throw err;
-            },
-          });
+          // 1 to 3 of 5 prompt ids: prompts are evicted by capacity
+          const engine = new FailureEngine(engineSettings({ maxOpenPrompts, promptIdleMillis: 1_000, now: () => clock }));
           engine.addListener({ onDecision: (d: BatchDecision) => decisions.push([d.promptId, d.batch, d.outcome.decision, d.receipt.complete]) });
           return { engine, decisions };
         };
@@ -89,18 +80,7 @@ describe('FailureEngine.resumePrompt', () => {
     { desc: 'a prompt that ended', leave: (e: FailureEngine, p: string) => e.endPrompt(p) },
     { desc: 'a prompt evicted by capacity', leave: (e: FailureEngine) => e.boundary('other########1') },
   ])('a reference to $desc no longer resumes, and its id is not found', ({ leave }) => {
-    const engine = new FailureEngine({
-      mode: 'shadow',
-      offMessageTypes: [],
-      maxOpenPrompts: 1,
-      maxCallsPerBatch: 64,
-      promptIdleMillis: 60_000,
-      controlHookRequired: false,
-      now: () => 0,
-      reportError: (err) => {
-        throw err;
-      },
-    });
+    const engine = new FailureEngine(engineSettings({ maxOpenPrompts: 1, promptIdleMillis: 60_000 }));
     const p = 's########1';
     expect(engine.promptRef(p)).toBeUndefined(); // creates nothing
     engine.boundary(p);
