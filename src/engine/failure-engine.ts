@@ -259,9 +259,11 @@ export class FailureEngine {
     if (entry === undefined) return;
     entry.flags |= FOREGROUND;
     entry.lastSeenMillis = this._stamp();
+    // The previous closing batch is sealed first, and the open batch read after it: a listener of
+    // that seal may re-enter the engine and close (and release for reuse) the open batch.
+    this._sealClosing(entry);
     const open = entry.open;
     if (open !== undefined && !isExplicitBatch(open) && hasUnsettledCall(open)) {
-      this._sealClosing(entry);
       entry.open = undefined;
       entry.closing = open;
     } else this._closeOpen(entry, false);
