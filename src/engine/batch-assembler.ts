@@ -233,12 +233,13 @@ export function reopenBatch(open: OpenBatch, explicit: boolean, timeMillis: numb
 /**
  * Release a closed batch for reuse: its calls become cleared spares (no string of the batch stays
  * reachable) and its response id is reset; {@link reopenBatch} sets its flags and time. Returns
- * whether the batch is worth keeping: `false` for a batch of more than {@link SPARE_UP_TO} records,
- * which is left to the garbage collector (the prompt that reopens a batch holds its spares,
- * uncounted by the byte estimate).
+ * whether the batch is worth keeping: `false`, clearing nothing, for a batch of more than
+ * {@link SPARE_UP_TO} records, which is left to the garbage collector (the prompt that reopens a
+ * batch holds its spares, uncounted by the byte estimate).
  */
 export function releaseBatch(open: OpenBatch): boolean {
   const calls = open.calls;
+  if (calls.length > SPARE_UP_TO) return false;
   for (let i = 0; i < open.callCount; i++) {
     const c = calls[i] as CallRecord;
     c.callId = '';
@@ -250,7 +251,7 @@ export function releaseBatch(open: OpenBatch): boolean {
   }
   open.callCount = 0;
   open.responseId = undefined;
-  return calls.length <= SPARE_UP_TO;
+  return true;
 }
 
 /** The call with `callId` in the batch (searched from the newest: batches hold a few calls). */

@@ -497,7 +497,8 @@ export class FailureEngine {
    * for the garbage collector to copy them to its old generation; reused, they are copied once.
    */
   private _release(open: OpenBatch): void {
-    if (releaseBatch(open) && this._spareBatches.length < MAX_SPARE_BATCHES) this._spareBatches.push(open);
+    // A batch no spare slot takes is dropped as it is: clearing it would be work for nothing.
+    if (this._spareBatches.length < MAX_SPARE_BATCHES && releaseBatch(open)) this._spareBatches.push(open);
   }
 
   private _close(entry: PromptEntry, open: OpenBatch, byHook: boolean): void {
