@@ -94,6 +94,16 @@ export function hrTimeToMillis(t: HrTime | undefined): number {
   return t === undefined ? 0 : t[0] * 1000 + t[1] / 1e6;
 }
 
+/**
+ * `v` when it is a non-empty string, else `undefined`: {@link stringAttr} for a value already read.
+ * Hot paths read the attribute at their own call site (`nonEmptyString(attrs[KEY])`): each such
+ * site keeps its own inline cache of the few attribute shapes it sees, where one shared reader's
+ * keyed load turns megamorphic across every key and shape of every record.
+ */
+export function nonEmptyString(v: unknown): string | undefined {
+  return typeof v === 'string' && v !== '' ? v : undefined;
+}
+
 /** The attribute as a non-empty string, or `undefined`. */
 export function stringAttr(attrs: Readonly<Record<string, unknown>>, key: string): string | undefined {
   const v = attrs[key];

@@ -51,7 +51,7 @@ import {
 } from './semconv.js';
 import type { ToolType } from '../../core/failure/types.js';
 import { BoundedMap, BoundedSet } from '../../engine/bounded.js';
-import { hrTimeToMillis, stringAttr } from '../wire-profile.js';
+import { hrTimeToMillis, nonEmptyString } from '../wire-profile.js';
 import type { LogRecordView, SpanView, WireProfile } from '../wire-profile.js';
 
 const TRACKED = 65_536;
@@ -198,24 +198,24 @@ export class QwenCodeProfile implements WireProfile {
 
   onLogRecord(record: LogRecordView): void {
     const attrs = record.attributes;
-    const name = stringAttr(attrs, ATTR_EVENT_NAME) ?? record.eventName;
+    const name = nonEmptyString(attrs[ATTR_EVENT_NAME]) ?? record.eventName;
     if (name === EVENT_TOOL_CALL) this._toolCallLog(record);
     else if (name === EVENT_LOOP_DETECTED) {
-      const promptId = stringAttr(attrs, ATTR_PROMPT_ID);
-      const loopType = stringAttr(attrs, ATTR_LOOP_TYPE);
+      const promptId = nonEmptyString(attrs[ATTR_PROMPT_ID]);
+      const loopType = nonEmptyString(attrs[ATTR_LOOP_TYPE]);
       if (promptId !== undefined && loopType !== undefined && loopType !== LOOP_TYPE_REPEATED_TOOL_EXECUTION_FAILURE) {
         this._engine.turnStopped(promptId);
       }
     } else if (name === EVENT_USER_PROMPT) {
       // The prompt's start: what an engine that requires prompt starts admits a prompt on.
-      const promptId = stringAttr(attrs, ATTR_PROMPT_ID);
+      const promptId = nonEmptyString(attrs[ATTR_PROMPT_ID]);
       if (promptId !== undefined && isForegroundPromptId(promptId)) this._engine.startPrompt(promptId, hrTimeToMillis(record.hrTime));
     } else if (name === EVENT_API_REQUEST) {
       // Logs-only input: a model request is a boundary. Once a session's llm_request spans are seen,
       // they alone are (api_request logs of its subagents and side queries would split batches).
-      const promptId = stringAttr(attrs, ATTR_PROMPT_ID);
+      const promptId = nonEmptyString(attrs[ATTR_PROMPT_ID]);
       if (promptId === undefined || !isForegroundPromptId(promptId)) return;
-      const sessionId = stringAttr(attrs, ATTR_SESSION_ID);
+      const sessionId = nonEmptyString(attrs[ATTR_SESSION_ID]);
       const key = this._traceSessionKey(this._traceRecordOf(record.spanContext?.traceId, promptId), sessionId, promptId);
       // A key the prompt's note holds was added to the set by one of its own llm_request spans.
       if (key === this._engine.profileNote(promptId) || this._spanSessions.has(key)) return;
@@ -231,10 +231,10 @@ export class QwenCodeProfile implements WireProfile {
    */
   private _promptSpan(span: SpanView, starting: boolean): string | undefined {
     const attrs = span.attributes;
-    const promptId = stringAttr(attrs, ATTR_QWEN_PROMPT_ID);
+    const promptId = nonEmptyString(attrs[ATTR_QWEN_PROMPT_ID]);
     if (promptId === undefined) return undefined;
     const isInteraction = span.name === SPAN_INTERACTION;
-    const context = stringAttr(attrs, ATTR_LLM_REQUEST_CONTEXT);
+    const context = nonEmptyString(attrs[ATTR_LLM_REQUEST_CONTEXT]);
     if (!isInteraction && context !== undefined && context !== 'interaction') return undefined;
     const traceId = span.spanContext().traceId;
     const record = this._remember(traceId, promptId);
@@ -245,9 +245,9 @@ export class QwenCodeProfile implements WireProfile {
       this._traceInteraction.set(traceId, interactionSpanId);
       if (record !== undefined) record.interactionSpanId = interactionSpanId;
     }
-    const sessionId = stringAttr(attrs, ATTR_SESSION_ID);
+    const sessionId = nonEmptyString(attrs[ATTR_SESSION_ID]);
     if (isInteraction) {
-      const messageType = stringAttr(attrs, ATTR_QWEN_MESSAGE_TYPE);
+      const messageType = nonEmptyString(attrs[ATTR_QWEN_MESSAGE_TYPE]);
       const route = messageType === undefined ? undefined : routeOf(messageType);
       this._engine.observePrompt(promptId, { sessionId, messageType, route, foreground: true, traceId });
       return promptId;
@@ -269,7 +269,7 @@ export class QwenCodeProfile implements WireProfile {
 
   private _callSpan(span: SpanView, edge: 'opened' | 'closed', timeMillis: number): void {
     const attrs = span.attributes;
-    const callId = stringAttr(attrs, ATTR_TOOL_CALL_ID) ?? stringAttr(attrs, ATTR_CALL_ID);
+    const callId = nonEmptyString(attrs[ATTR_TOOL_CALL_ID]) ?? nonEmptyString(attrs[ATTR_CALL_ID]);
     if (callId === undefined) return;
     const ctx = span.spanContext();
     const isTool = span.name === SPAN_TOOL;
@@ -295,12 +295,12 @@ export class QwenCodeProfile implements WireProfile {
     const closedExecution = !isTool && edge === 'closed';
     const kind = isTool ? 'tool' : 'execution';
     const facts: CallFacts = {
-      toolName: stringAttr(attrs, ATTR_GEN_AI_TOOL_NAME),
+      toolName: nonEmptyString(attrs[ATTR_GEN_AI_TOOL_NAME]),
       lookupName: undefined,
       toolType: undefined,
       terminalStatus: undefined,
-      spanExecutionStatus: closedExecution ? stringAttr(attrs, ATTR_EXECUTION_STATUS) : undefined,
-      spanErrorType: closedExecution ? stringAttr(attrs, ATTR_ERROR_TYPE) : undefined,
+      spanExecutionStatus: closedExecution ? nonEmptyString(attrs[ATTR_EXECUTION_STATUS]) : undefined,
+      spanErrorType: closedExecution ? nonEmptyString(attrs[ATTR_ERROR_TYPE]) : undefined,
       logExecutionStatus: undefined,
       logErrorType: undefined,
       providerDuplicate: undefined,
@@ -318,7 +318,7 @@ export class QwenCodeProfile implements WireProfile {
     if (isTool && edge === 'closed') {
       const args = attrs[ATTR_GEN_AI_TOOL_CALL_ARGUMENTS];
       if (typeof args === 'string' && facts.toolName !== undefined) {
-        this._observeRepetition(promptId, callId, facts.toolName, args, undefined, stringAttr(attrs, ATTR_SESSION_ID), record);
+        this._observeRepetition(promptId, callId, facts.toolName, args, undefined, nonEmptyString(attrs[ATTR_SESSION_ID]), record);
       }
     }
   }
@@ -357,8 +357,8 @@ export class QwenCodeProfile implements WireProfile {
 
   private _toolCallLog(record: LogRecordView): void {
     const attrs = record.attributes;
-    const promptId = stringAttr(attrs, ATTR_PROMPT_ID);
-    const callId = stringAttr(attrs, ATTR_CALL_ID);
+    const promptId = nonEmptyString(attrs[ATTR_PROMPT_ID]);
+    const callId = nonEmptyString(attrs[ATTR_CALL_ID]);
     if (promptId === undefined || callId === undefined) return;
     if (attrs[ATTR_PARENT_CALL_ID] !== undefined) return;
     if (this._anyOutOfScope && record.spanContext !== undefined) {
@@ -366,11 +366,11 @@ export class QwenCodeProfile implements WireProfile {
       if (this._outOfScopeSpans.has(ctx.spanId) || this._outOfScopeCalls.has(`${ctx.traceId}/${callId}`)) return;
     }
     const trace = this._remember(record.spanContext?.traceId, promptId);
-    const sessionId = stringAttr(attrs, ATTR_SESSION_ID);
-    const responseId = stringAttr(attrs, ATTR_RESPONSE_ID);
+    const sessionId = nonEmptyString(attrs[ATTR_SESSION_ID]);
+    const responseId = nonEmptyString(attrs[ATTR_RESPONSE_ID]);
     // Only headless qwen-code writes response_id on tool_call logs (wire reference §2.1).
     this._engine.observePrompt(promptId, { sessionId, inferredRoute: responseId === undefined ? undefined : 'headless' });
-    const name = stringAttr(attrs, ATTR_FUNCTION_NAME);
+    const name = nonEmptyString(attrs[ATTR_FUNCTION_NAME]);
     const type = toolType(attrs[ATTR_TOOL_TYPE]);
     this._engine.updateCall({
       promptId,
@@ -383,11 +383,11 @@ export class QwenCodeProfile implements WireProfile {
         toolName: undefined,
         lookupName: name,
         toolType: type,
-        terminalStatus: stringAttr(attrs, ATTR_STATUS),
+        terminalStatus: nonEmptyString(attrs[ATTR_STATUS]),
         spanExecutionStatus: undefined,
         spanErrorType: undefined,
-        logExecutionStatus: stringAttr(attrs, ATTR_EXECUTION_STATUS),
-        logErrorType: stringAttr(attrs, ATTR_ERROR_TYPE),
+        logExecutionStatus: nonEmptyString(attrs[ATTR_EXECUTION_STATUS]),
+        logErrorType: nonEmptyString(attrs[ATTR_ERROR_TYPE]),
         providerDuplicate: undefined,
       },
       timeMillis: hrTimeToMillis(record.hrTime),
