@@ -106,6 +106,5 @@ export function nonEmptyString(v: unknown): string | undefined {
 
 /** The attribute as a non-empty string, or `undefined`. */
 export function stringAttr(attrs: Readonly<Record<string, unknown>>, key: string): string | undefined {
-  const v = attrs[key];
-  return typeof v === 'string' && v !== '' ? v : undefined;
+  return nonEmptyString(attrs[key]);
 }
