@@ -95,16 +95,12 @@ export function hrTimeToMillis(t: HrTime | undefined): number {
 }
 
 /**
- * `v` when it is a non-empty string, else `undefined`: {@link stringAttr} for a value already read.
- * Hot paths read the attribute at their own call site (`nonEmptyString(attrs[KEY])`): each such
- * site keeps its own inline cache of the few attribute shapes it sees, where one shared reader's
- * keyed load turns megamorphic across every key and shape of every record.
+ * `v` when it is a non-empty string, else `undefined`: how every profile reads a string attribute.
+ * Profiles read the attribute at their own call site (`nonEmptyString(attrs[KEY])`), not through
+ * one shared `(attrs, key)` reader: each site keeps its own inline cache of the few attribute shapes
+ * it sees, where one shared reader's keyed load turns megamorphic across every key and shape of
+ * every record (docs/perf.md).
  */
 export function nonEmptyString(v: unknown): string | undefined {
   return typeof v === 'string' && v !== '' ? v : undefined;
-}
-
-/** The attribute as a non-empty string, or `undefined`. */
-export function stringAttr(attrs: Readonly<Record<string, unknown>>, key: string): string | undefined {
-  return nonEmptyString(attrs[key]);
 }

@@ -6,7 +6,7 @@
  */
 import type { FailureEngine } from '../../engine/failure-engine.js';
 import { BoundedMap } from '../../engine/bounded.js';
-import { hrTimeToMillis, stringAttr } from '../wire-profile.js';
+import { hrTimeToMillis, nonEmptyString } from '../wire-profile.js';
 import type { LogRecordView, SpanView, WireProfile, WireProfileReads } from '../wire-profile.js';
 import type { ToolType } from '../../core/failure/types.js';
 
@@ -104,7 +104,7 @@ export class BatchSpanProfile implements WireProfile {
     if (span.name === this._promptSpanName) {
       const promptId = this._promptId(span);
       if (promptId !== undefined) {
-        const messageType = stringAttr(span.attributes, 'qwen-code.message_type');
+        const messageType = nonEmptyString(span.attributes['qwen-code.message_type']);
         // The prompt span follows the qwen-code names by default: `userQuery` is a headless prompt.
         this._engine.observePrompt(promptId, {
           messageType,
@@ -115,13 +115,13 @@ export class BatchSpanProfile implements WireProfile {
     }
     const parent = span.parentSpanContext?.spanId;
     const promptId = parent === undefined ? undefined : this._batches.get(parent);
-    const callId = stringAttr(span.attributes, this._attrs.callId);
+    const callId = nonEmptyString(span.attributes[this._attrs.callId]);
     if (promptId === undefined || callId === undefined) return;
     this._engine.updateCall({
       promptId,
       callId,
       opened: 'tool',
-      facts: { toolName: stringAttr(span.attributes, this._attrs.toolName) },
+      facts: { toolName: nonEmptyString(span.attributes[this._attrs.toolName]) },
       timeMillis: hrTimeToMillis(span.startTime),
     });
   }
@@ -144,24 +144,24 @@ export class BatchSpanProfile implements WireProfile {
     const parent = span.parentSpanContext?.spanId;
     const promptId = parent === undefined ? undefined : this._batches.get(parent);
     const a = span.attributes;
-    const callId = stringAttr(a, this._attrs.callId);
+    const callId = nonEmptyString(a[this._attrs.callId]);
     if (callId === undefined) return;
     // A child that ends after its batch span closed still reaches the engine, which counts it as late.
     const target = promptId ?? (parent === undefined ? undefined : this._closedBatches.get(parent));
     if (target === undefined) return;
     const tt = a[this._attrs.toolType];
-    const execution = stringAttr(a, this._attrs.executionStatus);
+    const execution = nonEmptyString(a[this._attrs.executionStatus]);
     this._engine.updateCall({
       promptId: target,
       callId,
       closed: 'tool',
       settled: true,
       facts: {
-        toolName: stringAttr(a, this._attrs.toolName),
+        toolName: nonEmptyString(a[this._attrs.toolName]),
         toolType: tt === 'native' || tt === 'mcp' ? (tt as ToolType) : undefined,
-        terminalStatus: stringAttr(a, this._attrs.terminalStatus),
+        terminalStatus: nonEmptyString(a[this._attrs.terminalStatus]),
         spanExecutionStatus: execution,
-        spanErrorType: stringAttr(a, this._attrs.executionErrorType),
+        spanErrorType: nonEmptyString(a[this._attrs.executionErrorType]),
         providerDuplicate: a[this._attrs.providerDuplicate] === true,
       },
       timeMillis: hrTimeToMillis(span.endTime),
@@ -174,7 +174,7 @@ export class BatchSpanProfile implements WireProfile {
 
   private _promptId(span: SpanView): string | undefined {
     for (const k of this._promptKeys) {
-      const v = stringAttr(span.attributes, k);
+      const v = nonEmptyString(span.attributes[k]);
       if (v !== undefined) return v;
     }
     return undefined;

@@ -28,7 +28,7 @@
 import { BoundedMap } from '../../engine/bounded.js';
 import type { CallFacts, GuardRoute } from '../../engine/call-facts.js';
 import type { FailureEngine } from '../../engine/failure-engine.js';
-import { hrTimeToMillis, stringAttr } from '../wire-profile.js';
+import { hrTimeToMillis, nonEmptyString } from '../wire-profile.js';
 import type { LogRecordView, SpanView, WireProfile } from '../wire-profile.js';
 import { failureClassOfErrorType } from './failure-class.js';
 
@@ -99,9 +99,9 @@ export class ClaudeCodeProfile implements WireProfile {
 
   onSpanStart(span: SpanView): void {
     if (span.name !== CLAUDE_CODE_SPAN_LLM_REQUEST) return;
-    const requestId = stringAttr(span.attributes, ATTR_REQUEST_ID);
+    const requestId = nonEmptyString(span.attributes[ATTR_REQUEST_ID]);
     if (requestId === undefined) return;
-    const context = stringAttr(span.attributes, ATTR_LLM_REQUEST_CONTEXT);
+    const context = nonEmptyString(span.attributes[ATTR_LLM_REQUEST_CONTEXT]);
     if (context !== undefined) this._classify(requestId, context === 'interaction' ? 'foreground' : 'out_of_scope', undefined);
   }
 
@@ -120,10 +120,10 @@ export class ClaudeCodeProfile implements WireProfile {
   onLogRecord(record: LogRecordView): void {
     if (record.instrumentationScope.name !== CLAUDE_CODE_EVENTS_SCOPE) return;
     const attrs = record.attributes;
-    const name = stringAttr(attrs, ATTR_EVENT_NAME);
-    const promptId = stringAttr(attrs, ATTR_PROMPT_ID);
+    const name = nonEmptyString(attrs[ATTR_EVENT_NAME]);
+    const promptId = nonEmptyString(attrs[ATTR_PROMPT_ID]);
     if (name === undefined || promptId === undefined) return;
-    const sessionId = stringAttr(attrs, ATTR_SESSION_ID);
+    const sessionId = nonEmptyString(attrs[ATTR_SESSION_ID]);
     const traceId = record.spanContext?.traceId;
     switch (name) {
       case 'user_prompt':
@@ -131,9 +131,9 @@ export class ClaudeCodeProfile implements WireProfile {
         this._remember(traceId, promptId);
         return;
       case 'api_request': {
-        const requestId = stringAttr(attrs, ATTR_REQUEST_ID);
+        const requestId = nonEmptyString(attrs[ATTR_REQUEST_ID]);
         if (requestId === undefined) return;
-        const querySource = stringAttr(attrs, ATTR_QUERY_SOURCE);
+        const querySource = nonEmptyString(attrs[ATTR_QUERY_SOURCE]);
         const foreground = isForegroundQuerySource(querySource);
         this._remember(traceId, promptId);
         this._classify(requestId, foreground ? 'foreground' : 'out_of_scope', {
@@ -145,8 +145,8 @@ export class ClaudeCodeProfile implements WireProfile {
       }
       case 'tool_decision':
       case 'tool_result': {
-        const requestId = stringAttr(attrs, ATTR_REQUEST_ID);
-        const callId = stringAttr(attrs, ATTR_TOOL_USE_ID);
+        const requestId = nonEmptyString(attrs[ATTR_REQUEST_ID]);
+        const callId = nonEmptyString(attrs[ATTR_TOOL_USE_ID]);
         if (requestId === undefined || callId === undefined) return;
         this._remember(traceId, promptId);
         const call: HeldCall = {
@@ -207,7 +207,7 @@ export class ClaudeCodeProfile implements WireProfile {
 
   private _call(c: HeldCall): void {
     this._engine.observePrompt(c.promptId, { sessionId: c.sessionId });
-    const toolName = stringAttr(c.attrs, ATTR_TOOL_NAME);
+    const toolName = nonEmptyString(c.attrs[ATTR_TOOL_NAME]);
     if (c.kind === 'decision') {
       const rejected = c.attrs[ATTR_DECISION] === 'reject';
       this._engine.updateCall({

@@ -24,7 +24,7 @@ import type { FailureEngine } from '../../engine/failure-engine.js';
 import type { RepetitionEngine } from '../../engine/repetition-engine.js';
 import type { CallFacts } from '../../engine/call-facts.js';
 import { BoundedMap } from '../../engine/bounded.js';
-import { hrTimeToMillis, stringAttr } from '../wire-profile.js';
+import { hrTimeToMillis, nonEmptyString } from '../wire-profile.js';
 import type { LogRecordView, SpanView, WireProfile } from '../wire-profile.js';
 import { errorTypeKey } from './error-types.js';
 import {
@@ -69,7 +69,7 @@ const MAX_OPEN_SPANS = 65_536;
  * pydantic-ai's legacy `running tool`, ...). `undefined` for any other span.
  */
 export function genAiOperation(span: Pick<SpanView, 'name' | 'attributes'>): GenAiOperation | undefined {
-  const op = stringAttr(span.attributes, ATTR_GEN_AI_OPERATION_NAME) ?? LEGACY_SPAN_NAMES[span.name] ?? OPERATION_SPAN_NAME.exec(span.name)?.[1];
+  const op = nonEmptyString(span.attributes[ATTR_GEN_AI_OPERATION_NAME]) ?? LEGACY_SPAN_NAMES[span.name] ?? OPERATION_SPAN_NAME.exec(span.name)?.[1];
   if (op === undefined) return undefined;
   if (op === GEN_AI_OPERATION_NAME_VALUE_INVOKE_AGENT) return 'invoke_agent';
   if (op === GEN_AI_OPERATION_NAME_VALUE_EXECUTE_TOOL) return 'execute_tool';
@@ -109,13 +109,13 @@ function lastSegment(t: string): string {
 
 /** The raw error type of an ended tool span: `error.type`, else its last `exception` event's type. */
 function rawErrorType(span: SpanView): string | undefined {
-  const declared = stringAttr(span.attributes, ATTR_ERROR_TYPE);
+  const declared = nonEmptyString(span.attributes[ATTR_ERROR_TYPE]);
   if (declared !== undefined) return declared;
   const events = span.events ?? [];
   for (let i = events.length - 1; i >= 0; i--) {
     const e = events[i];
     if (e?.name !== EVENT_EXCEPTION || e.attributes === undefined) continue;
-    const t = stringAttr(e.attributes, ATTR_EXCEPTION_TYPE);
+    const t = nonEmptyString(e.attributes[ATTR_EXCEPTION_TYPE]);
     if (t !== undefined) return t;
   }
   return undefined;
@@ -127,15 +127,15 @@ function rawErrorType(span: SpanView): string | undefined {
  */
 export function toolOutcome(span: SpanView): CallFacts {
   const a = span.attributes;
-  const toolName = stringAttr(a, ATTR_GEN_AI_TOOL_NAME);
+  const toolName = nonEmptyString(a[ATTR_GEN_AI_TOOL_NAME]);
   const raw = rawErrorType(span);
-  if (stringAttr(a, ATTR_STRANDS_CANCELLATION_TYPE) !== undefined || (raw !== undefined && CANCELLATION_TYPES.has(lastSegment(raw.trim())))) {
+  if (nonEmptyString(a[ATTR_STRANDS_CANCELLATION_TYPE]) !== undefined || (raw !== undefined && CANCELLATION_TYPES.has(lastSegment(raw.trim())))) {
     return { toolName, terminalStatus: 'cancelled', spanExecutionStatus: 'cancelled' };
   }
-  if (stringAttr(a, ATTR_PYDANTIC_AI_TOOL_FAILURE_STAGE) === 'validation' || stringAttr(a, ATTR_PYDANTIC_AI_TOOL_DEFERRAL_NAME) !== undefined) {
+  if (nonEmptyString(a[ATTR_PYDANTIC_AI_TOOL_FAILURE_STAGE]) === 'validation' || nonEmptyString(a[ATTR_PYDANTIC_AI_TOOL_DEFERRAL_NAME]) !== undefined) {
     return { toolName, terminalStatus: 'error', spanExecutionStatus: 'not_started' };
   }
-  const failed = span.status?.code === STATUS_CODE_ERROR || stringAttr(a, ATTR_ERROR_TYPE) !== undefined;
+  const failed = span.status?.code === STATUS_CODE_ERROR || nonEmptyString(a[ATTR_ERROR_TYPE]) !== undefined;
   if (!failed) return { toolName, terminalStatus: 'success', spanExecutionStatus: 'success' };
   const key = errorTypeKey(raw);
   return key === undefined
@@ -175,7 +175,7 @@ export class GenAiProfile implements WireProfile {
         foreground: true,
         route: 'agent_run',
         traceId: ctx.traceId,
-        sessionId: stringAttr(span.attributes, ATTR_GEN_AI_CONVERSATION_ID),
+        sessionId: nonEmptyString(span.attributes[ATTR_GEN_AI_CONVERSATION_ID]),
       });
     } else if (parent === undefined) {
       // A root span (or one whose parent was never seen): the run when no agent span comes.
@@ -190,19 +190,19 @@ export class GenAiProfile implements WireProfile {
     if (run !== undefined && !info.nested && (op === 'model_call' || op === 'execute_tool')) {
       if (info.fallback) {
         // No agent span: the root span is the run; the session comes from the first record carrying one.
-        const sessionId = stringAttr(span.attributes, ATTR_GEN_AI_CONVERSATION_ID);
+        const sessionId = nonEmptyString(span.attributes[ATTR_GEN_AI_CONVERSATION_ID]);
         this._engine.observePrompt(run, { sessionId, traceId: ctx.traceId, route: 'agent_run' });
       }
       if (op === 'model_call') {
         this._engine.boundary(run);
       } else if (op === 'execute_tool') {
-        const callId = stringAttr(span.attributes, ATTR_GEN_AI_TOOL_CALL_ID) ?? ctx.spanId;
+        const callId = nonEmptyString(span.attributes[ATTR_GEN_AI_TOOL_CALL_ID]) ?? ctx.spanId;
         info = { ...info, call: callId };
         this._engine.updateCall({
           promptId: run,
           callId,
           opened: 'tool',
-          facts: { toolName: stringAttr(span.attributes, ATTR_GEN_AI_TOOL_NAME) },
+          facts: { toolName: nonEmptyString(span.attributes[ATTR_GEN_AI_TOOL_NAME]) },
           timeMillis: hrTimeToMillis(span.startTime),
         });
       }
@@ -230,7 +230,7 @@ export class GenAiProfile implements WireProfile {
       if (this._repetition !== undefined && typeof args === 'string' && facts.toolName !== undefined) {
         // Hashed by the breaker and dropped at once; never stored or emitted.
         this._repetition.observeCall({
-          sessionId: stringAttr(span.attributes, ATTR_GEN_AI_CONVERSATION_ID),
+          sessionId: nonEmptyString(span.attributes[ATTR_GEN_AI_CONVERSATION_ID]),
           promptId: info.run,
           callId: info.call,
           toolName: facts.toolName,
