@@ -359,10 +359,10 @@ function* toolBatchPromptSteps(tracer, logger, failing, { sessionId = BENCH_SESS
     const tctx = trace.setSpan(ROOT_CONTEXT, tool);
     const exec = tracer.startSpan('qwen-code.tool.execution', { startTime: clock(), attributes: wire ? { 'session.id': sessionId, 'gen_ai.tool.name': 'read_file', 'tool.call_id': callId } : { 'gen_ai.tool.name': 'read_file', 'tool.call_id': callId } }, tctx);
     if (failing) {
-      exec.setAttributes(wire ? { duration_ms: 23, execution_status: 'error', error_type: 'file_not_found', 'error.type': 'file_not_found', error: 'tool_error', success: false } : { execution_status: 'error', error_type: 'file_not_found', 'error.type': 'file_not_found', error: 'tool_error', success: false });
+      exec.setAttributes({ ...(wire ? { duration_ms: 23 } : undefined), execution_status: 'error', error_type: 'file_not_found', 'error.type': 'file_not_found', error: 'tool_error', success: false });
       exec.setStatus({ code: SpanStatusCode.ERROR, message: 'tool_error' });
     } else {
-      exec.setAttributes(wire ? { duration_ms: 23, execution_status: 'success', success: true } : { execution_status: 'success', success: true });
+      exec.setAttributes({ ...(wire ? { duration_ms: 23 } : undefined), execution_status: 'success', success: true });
     }
     exec.end(clock());
     logger.emit({
@@ -372,7 +372,7 @@ function* toolBatchPromptSteps(tracer, logger, failing, { sessionId = BENCH_SESS
       context: tctx,
     });
     if (failing) {
-      tool.setAttributes(wire ? { duration_ms: 39, success: false, error: `File not found: /workspace/demo/missing-${b}-${c}.txt`, 'error.type': 'tool_error' } : { success: false, error: `File not found: /workspace/demo/missing-${b}-${c}.txt`, 'error.type': 'tool_error' });
+      tool.setAttributes({ ...(wire ? { duration_ms: 39 } : undefined), success: false, error: `File not found: /workspace/demo/missing-${b}-${c}.txt`, 'error.type': 'tool_error' });
       tool.setStatus({ code: SpanStatusCode.ERROR, message: `File not found: /workspace/demo/missing-${b}-${c}.txt` });
     } else if (wire) {
       tool.setAttributes({ duration_ms: 39, success: true });
@@ -1066,14 +1066,14 @@ async function p6() {
     levels.push({ n, plain, guarded, ip, ig, guardedMs: [], plainMs: [] });
   }
   const growthRounds = levels.map(() => []);
-  // The noisiest row: on a shared VM the machine's speed drifts by 10-30% within seconds (a
-  // neighbour's load, the host's cache, where the whole process's major GCs land). A level's cost is
-  // its cost running alone, so each level runs in windows of 1 s (shorter slices of levels in turn
-  // understate the growth: a host's first batches after another level's run pay for that level's
-  // cache and young-generation traffic, which the 1-prompt host never pays alone; docs/perf.md).
-  // Against drift, each round brackets every other level between two windows of the 1-prompt
-  // host (1, a, 1, b, 1, c, 1; the others' order rotates a round) and compares the level with the
-  // mean of its two neighbours. 3 x --rounds rounds give the result; the batch processors alone
+  // The noisiest row: on a shared VM the machine's speed moves by 10-30% from one second to the next
+  // (a neighbour's load, the host's cache, where the whole process's major GCs land). A level's cost
+  // is its cost running alone, so each level runs in windows of 1 s (in short slices of the levels
+  // in turn, a host's first batches after another level's run would pay for that level's cache and
+  // young-generation traffic, which the 1-prompt host never pays alone; tried: bench/README.md).
+  // Each round brackets every other level between two windows of the 1-prompt host (1, a, 1, b, 1,
+  // c, 1; the others' order rotates a round) and compares the level with the mean of its two
+  // neighbours, the 1-prompt host's cost in the seconds next to it. 3 x --rounds rounds give the result; the batch processors alone
   // (context only) are measured in every third round.
   const rounds = 3 * ROUNDS;
   const opts = { timeMs: Number(arg('p6-window-ms', '1000')), warmupMs: 50 };
@@ -1103,8 +1103,9 @@ async function p6() {
     const open = lv.guarded.guard.engine.openPromptCount;
     await lv.plain.shutdown();
     await lv.guarded.shutdown();
-    series.push({ n: lv.n, guarded: perBatch(median(lv.guardedMs)), plain: perBatch(median(lv.plainMs)), ratio: median(lv.guardedMs) / median(lv.plainMs), growth: median(growthRounds[k]), ofMedians: median(lv.guardedMs) / median(levels[0].guardedMs), open });
-    console.error(`  P6 ${lv.n}x: ${fmt(perBatch(median(lv.guardedMs)), 1)} us/batch guard+BSP, ${fmt(perBatch(median(lv.plainMs)), 1)} us/batch BSP alone (${fmt(median(lv.guardedMs) / median(lv.plainMs), 3)}x); ${fmt(median(growthRounds[k]), 3)}x of ${levels[0].n}x (rounds ${growthRounds[k].map((x) => fmt(x, 3)).join(' ')}; the ratio of the medians ${fmt(median(lv.guardedMs) / median(levels[0].guardedMs), 3)}x); ${open} prompts open`);
+    const x = { n: lv.n, guarded: perBatch(median(lv.guardedMs)), plain: perBatch(median(lv.plainMs)), ratio: median(lv.guardedMs) / median(lv.plainMs), growth: median(growthRounds[k]), ofMedians: median(lv.guardedMs) / median(levels[0].guardedMs), open };
+    series.push(x);
+    console.error(`  P6 ${x.n}x: ${fmt(x.guarded, 1)} us/batch guard+BSP, ${fmt(x.plain, 1)} us/batch BSP alone (${fmt(x.ratio, 3)}x); ${fmt(x.growth, 3)}x of ${levels[0].n}x (rounds ${growthRounds[k].map((g) => fmt(g, 3)).join(' ')}; the ratio of the medians ${fmt(x.ofMedians, 3)}x); ${x.open} prompts open`);
   }
   const one = series[0];
   const worst = series.reduce((a, b) => (b.growth > a.growth ? b : a));
