@@ -9,7 +9,7 @@ import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { OTLPLogExporter } from '@opentelemetry/exporter-logs-otlp-http';
 import { createRepeatedToolFailureGuard } from '../src/index.js';
 
-// Mode from QWEN_CODE_ACP_REPEATED_TOOL_FAILURE_GUARD (missing or invalid: shadow), or pass `mode`.
+// Mode from REPEATED_TOOL_FAILURE_GUARD_MODE (or qwen-code's QWEN_CODE_ACP_REPEATED_TOOL_FAILURE_GUARD; missing or invalid: shadow), or pass `mode`.
 const guard = createRepeatedToolFailureGuard();
 
 const sdk = new NodeSDK({

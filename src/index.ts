@@ -25,7 +25,7 @@ export type { WireProfileName } from './profiles/registry.js';
 export { genAiPromptId } from './profiles/genai/genai-profile.js';
 export { GENAI_ERROR_TYPES } from './profiles/genai/error-types.js';
 export type { GenAiErrorType } from './profiles/genai/error-types.js';
-export { DEFAULT_GUARD_MODE, parseGuardMode } from './core/mode.js';
+export { DEFAULT_GUARD_MODE, GUARD_MODE_NEUTRAL_ENV_VAR, parseGuardMode } from './core/mode.js';
 export { GUARD_MODE_ENV_VAR } from './profiles/qwen-code/mode-sources.js';
 
 // Decisions (what listeners and the control hook hand out)

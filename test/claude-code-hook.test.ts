@@ -228,10 +228,10 @@ describe('claude-code-hook command and its state file', () => {
     expect(lines[0].guard).toBe('repeated_tool_failure');
   });
 
-  it('takes the mode from QWEN_CODE_ACP_REPEATED_TOOL_FAILURE_GUARD (invalid → shadow); off keeps no state', () => {
+  it.each(['QWEN_CODE_ACP_REPEATED_TOOL_FAILURE_GUARD', 'REPEATED_TOOL_FAILURE_GUARD_MODE'])('takes the mode from %s (invalid → shadow); off keeps no state', (variable) => {
     for (const [value, wantOutput] of [['enforce', true], ['bogus', false], [undefined, false]] as const) {
       const dir = fresh();
-      const env = { QWEN_CODE_ACP_REPEATED_TOOL_FAILURE_GUARD: value, HOME: dir };
+      const env = { [variable]: value, HOME: dir };
       let last = io();
       [4, 4].forEach((n, b) => {
         const ids = Array.from({ length: n }, (_, i) => `t${b}_${i}`);
@@ -243,7 +243,7 @@ describe('claude-code-hook command and its state file', () => {
       expect(existsSync(defaultStateDir(env))).toBe(true);
     }
     const dir = fresh();
-    runClaudeCodeHook(JSON.stringify(failure('t')), {}, io().io, { QWEN_CODE_ACP_REPEATED_TOOL_FAILURE_GUARD: 'off', HOME: dir });
+    runClaudeCodeHook(JSON.stringify(failure('t')), {}, io().io, { [variable]: 'off', HOME: dir });
     expect(existsSync(defaultStateDir({ HOME: dir }))).toBe(false);
   });
 

@@ -123,7 +123,7 @@ program
   .description(
     'Claude Code command hook (PreToolUse, PostToolUseFailure, PostToolBatch): reads the hook input on stdin, keeps the per-prompt guard state in a small file per session, and prints the reminder (warn, enforce) or the stop (enforce) as hook output; shadow prints nothing. Always exits 0.',
   )
-  .option('--mode <mode>', 'off, shadow, warn or enforce (default: QWEN_CODE_ACP_REPEATED_TOOL_FAILURE_GUARD, else shadow); an invalid value is ignored')
+  .option('--mode <mode>', 'off, shadow, warn or enforce (default: REPEATED_TOOL_FAILURE_GUARD_MODE or QWEN_CODE_ACP_REPEATED_TOOL_FAILURE_GUARD, else shadow); an invalid value is ignored')
   .option('--state-dir <dir>', 'state directory (default: $RTFG_CLAUDE_CODE_STATE_DIR, else $XDG_STATE_HOME or ~/.local/state, /repeated-tool-failure-guard/claude-code)')
   .option('--decisions-file <file>', 'append each decision as a JSON line (default: $RTFG_CLAUDE_CODE_DECISIONS)')
   .option('--otlp-endpoint <url>', "OTLP/HTTP base URL for the guard's counters and diagnostic logs (default: $RTFG_CLAUDE_CODE_OTLP_ENDPOINT; Claude Code gives hooks no OTEL_* variables)")

@@ -3,7 +3,7 @@
  */
 import type { MeterProvider } from '@opentelemetry/api';
 import type { LoggerProvider } from '@opentelemetry/api-logs';
-import { GUARD_MODE_ENV_VAR, resolveGuardModeFromEnv } from '../profiles/qwen-code/mode-sources.js';
+import { GUARD_MODE_VARIABLES, resolveGuardModeFromEnv } from '../profiles/qwen-code/mode-sources.js';
 import { DEFAULT_GUARD_MODE, parseGuardMode } from '../core/mode.js';
 import { DEFAULT_EVICTED_PROMPT_FILTER_BYTES, DEFAULT_MAX_HELD_BYTES } from '../engine/failure-types.js';
 import { reportGuardDiagnostics } from './diagnostics.js';
@@ -21,8 +21,9 @@ export interface RepeatedToolFailureGuardOptions {
   /**
    * Guard mode for every prompt, parsed like the environment variable (case-insensitive, trimmed:
    * `'ENFORCE'` is `enforce`); an invalid value gives `shadow` and a diagnostic. When absent it is
-   * resolved from `QWEN_CODE_ACP_REPEATED_TOOL_FAILURE_GUARD` in
-   * {@link RepeatedToolFailureGuardOptions.env} (missing or invalid → `shadow`; see `resolveGuardMode`).
+   * resolved from `QWEN_CODE_ACP_REPEATED_TOOL_FAILURE_GUARD`, else the agent-neutral
+   * `REPEATED_TOOL_FAILURE_GUARD_MODE`, in {@link RepeatedToolFailureGuardOptions.env} (missing or
+   * invalid → `shadow`; see `resolveGuardMode`).
    */
   readonly mode?: GuardMode | (string & Record<never, never>);
   /** Environment read when `mode` is absent. @defaultValue `process.env` */
@@ -220,15 +221,17 @@ export function validateOptions(
   if (rawMode !== undefined) mode = modeOption(issues, 'mode', rawMode, DEFAULT_GUARD_MODE);
   else {
     const rawEnv = get('env');
-    let value: string | undefined;
+    const values: Record<string, string | undefined> = {};
     if (rawEnv !== undefined && !isRecord(rawEnv)) issues.push('env must be an object of strings; using process.env');
-    if (!isRecord(rawEnv)) value = process.env[GUARD_MODE_ENV_VAR];
-    else {
-      const v = prop(rawEnv, GUARD_MODE_ENV_VAR, issues);
-      if (typeof v === 'string' || v === undefined) value = v;
-      else issues.push(`env.${GUARD_MODE_ENV_VAR} must be a string; ignored`);
+    for (const name of GUARD_MODE_VARIABLES) {
+      if (!isRecord(rawEnv)) values[name] = process.env[name];
+      else {
+        const v = prop(rawEnv, name, issues);
+        if (typeof v === 'string' || v === undefined) values[name] = v;
+        else issues.push(`env.${name} must be a string; ignored`);
+      }
     }
-    const resolved = resolveGuardModeFromEnv({ [GUARD_MODE_ENV_VAR]: value });
+    const resolved = resolveGuardModeFromEnv(values);
     issues.push(...resolved.diagnostics);
     mode = resolved.mode;
   }

@@ -37,7 +37,7 @@ export const HOOK_PROMPT_IDLE_MILLIS = 2 * 60 * 60 * 1000;
 
 /** Options of {@link runClaudeCodeHook}. */
 export interface ClaudeCodeHookOptions {
-  /** Overrides the mode from `QWEN_CODE_ACP_REPEATED_TOOL_FAILURE_GUARD` (missing or invalid: `shadow`). */
+  /** Overrides the mode from `REPEATED_TOOL_FAILURE_GUARD_MODE` or `QWEN_CODE_ACP_REPEATED_TOOL_FAILURE_GUARD` (missing or invalid: `shadow`). */
   readonly mode?: GuardMode;
   /** @defaultValue `$RTFG_CLAUDE_CODE_STATE_DIR`, else `$XDG_STATE_HOME/repeated-tool-failure-guard/claude-code`, else `~/.local/state/…` */
   readonly stateDir?: string;
