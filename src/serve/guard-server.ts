@@ -26,6 +26,8 @@ import { AutoDetectProfile } from '../profiles/auto/auto-profile.js';
 import { VERSION } from '../otel/version.js';
 import type { RecordBatch } from '../otlp/records.js';
 import type { OtlpGrpcReceiver } from './otlp-grpc-receiver.js';
+import { ExportWatch } from './export-watch.js';
+import { ListenError } from './listen-error.js';
 import { loadOtlpHttpExporters } from './otlp-http-exporters.js';
 import { startOtlpHttpReceiver } from './otlp-http-receiver.js';
 import type { OtlpHttpReceiver } from './otlp-http-receiver.js';
@@ -72,7 +74,8 @@ export interface GuardServerOptions {
   /**
    * Where operational notes go (unjudged batches with their reason, at most one line a second
    * per reason; refused requests, at most one line per 10 s per kind; each with the count since the
-   * last line). @defaultValue stderr
+   * last line; with `exportEndpoint`, one line when the guard's telemetry starts being lost and one
+   * when exports succeed again). @defaultValue stderr
    */
   readonly log?: (line: string) => void;
   /**
@@ -140,6 +143,8 @@ export interface GuardServer {
   unjudgedBatches(): Readonly<Record<string, number>>;
   /** Spans received so far that end before they start (a clock step). */
   clockAnomalies(): number;
+  /** Exports of the guard's own telemetry to `exportEndpoint` that failed so far (`0` without one). */
+  telemetryExportsLost(): number;
   /** The ingest budget (held and in-flight bytes, refusals); every receiver checks it. */
   readonly budget: IngestBudget;
   /**
@@ -220,7 +225,8 @@ function guardResource(instanceId: string): Resource {
 /**
  * Start `serve`. Resolves once the receivers listen.
  *
- * @throws {Error} when a port cannot be bound (nothing is left listening).
+ * @throws {ListenError} when a port cannot be bound (which receiver, the address and the system
+ *   code, e.g. `EADDRINUSE`; nothing is left listening).
  */
 export async function startGuardServer(options: GuardServerOptions = {}): Promise<GuardServer> {
   // Numbers are validated like the guard's options: an invalid one → its default and one note.
@@ -245,17 +251,23 @@ export async function startGuardServer(options: GuardServerOptions = {}): Promis
   const instanceId = options.instanceId ?? randomUUID();
   const resource = guardResource(instanceId);
   const startedAtMillis = Date.now();
+  const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+  // With an endpoint, a failed export of the guard's own telemetry is said once per outage.
+  const watch = endpoint === undefined ? undefined : new ExportWatch(endpoint, log);
   const loggerProvider = new LoggerProvider({
     resource,
     processors: [
       ...(report === undefined ? [] : [new SimpleLogRecordProcessor({ exporter: report.logExporter })]),
-      exporters === undefined
+      exporters === undefined || watch === undefined
         ? new SimpleLogRecordProcessor({ exporter: new JsonLinesLogExporter(print) })
-        : new BatchLogRecordProcessor({ exporter: new exporters.OTLPLogExporter({ url: `${endpoint}/v1/logs` }), scheduledDelayMillis: 1000 }),
+        : new BatchLogRecordProcessor({ exporter: watch.logExporter(new exporters.OTLPLogExporter({ url: `${endpoint}/v1/logs` })), scheduledDelayMillis: 1000 }),
     ],
   });
   const reader = new PeriodicExportingMetricReader({
-    exporter: exporters === undefined ? new JsonLinesMetricExporter(print) : new exporters.OTLPMetricExporter({ url: `${endpoint}/v1/metrics` }),
+    exporter:
+      exporters === undefined || watch === undefined
+        ? new JsonLinesMetricExporter(print)
+        : watch.metricExporter(new exporters.OTLPMetricExporter({ url: `${endpoint}/v1/metrics` })),
     exportIntervalMillis: metricExportIntervalMillis,
   });
   const meterProvider = new MeterProvider({ resource, readers: [reader] });
@@ -279,7 +291,6 @@ export async function startGuardServer(options: GuardServerOptions = {}): Promis
         : DEFAULT_MAX_KEPT_DECISIONS;
   // Trimmed an eighth at a time (one splice), so a decision costs O(1) amortised.
   const trimBy = Number.isFinite(maxKept) ? Math.max(1, Math.floor(maxKept / 8)) : 0;
-  const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
   for (const note of notes) log(note);
   const unjudged: Record<string, number> = {};
   const unjudgedNoted: Record<string, { at: number; count: number }> = {};
@@ -360,15 +371,23 @@ export async function startGuardServer(options: GuardServerOptions = {}): Promis
   // Keep only what the profile reads; the rest is dropped on arrival.
   const ingest = (received: RecordBatch): void => hold(projection.project(received));
   const host = options.host ?? '127.0.0.1';
-  const receiver = await startOtlpHttpReceiver({
-    host,
-    port: options.port ?? 4318,
-    maxBodyBytes,
-    budget,
-    projection,
-    onRecords: hold,
-    onRejected: (r) => rejections.note(r.signal, r.status, r.message),
-  });
+  const httpPort = options.port ?? 4318;
+  let receiver: OtlpHttpReceiver;
+  try {
+    receiver = await startOtlpHttpReceiver({
+      host,
+      port: httpPort,
+      maxBodyBytes,
+      budget,
+      projection,
+      onRecords: hold,
+      onRejected: (r) => rejections.note(r.signal, r.status, r.message),
+    });
+  } catch (err) {
+    await guard.shutdown();
+    await Promise.all([meterProvider.shutdown(), loggerProvider.shutdown()]);
+    throw new ListenError('OTLP/HTTP', host, httpPort, err);
+  }
   let grpc: OtlpGrpcReceiver | undefined;
   if (options.grpcPort !== undefined) {
     try {
@@ -384,8 +403,9 @@ export async function startGuardServer(options: GuardServerOptions = {}): Promis
       });
     } catch (err) {
       await receiver.close();
+      await guard.shutdown();
       await Promise.all([meterProvider.shutdown(), loggerProvider.shutdown()]);
-      throw err;
+      throw new ListenError('OTLP/gRPC', host, options.grpcPort, err);
     }
   }
   const tick = (): void => {
@@ -406,6 +426,7 @@ export async function startGuardServer(options: GuardServerOptions = {}): Promis
     lateRecords,
     unjudgedBatches: () => ({ ...unjudged }),
     clockAnomalies: () => buffer.clockAnomalies,
+    telemetryExportsLost: () => watch?.lostExports ?? 0,
     budget,
     ingest,
     ingestStats: () => ({ spansKept, logsKept, held: buffer.size }),

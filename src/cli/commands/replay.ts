@@ -17,7 +17,7 @@ import type { GuardMode } from '../../core/failure/types.js';
 import { UserError } from '../io.js';
 import type { CommandIo } from '../io.js';
 import { renderReportFromParts } from '../../report/report.js';
-import { reportCharts, writeReportFile } from './report-file.js';
+import { checkReportWritable, reportCharts, writeReportFile } from './report-file.js';
 import {
   decisionLine,
   renderComparison,
@@ -80,6 +80,7 @@ async function readInput(file: string, io: CommandIo): Promise<Buffer> {
 export async function runReplay(files: readonly string[], options: ReplayCommandOptions, io: CommandIo): Promise<number> {
   // Fail before the work when --report cannot be honoured.
   const charts = options.report === undefined ? undefined : await reportCharts();
+  if (options.report !== undefined) await checkReportWritable(options.report);
   if (files.filter((f) => f === '-').length > 1) throw new UserError('standard input (-) can be given only once');
   const sources: TelemetrySource[] = [];
   for (const file of files) sources.push({ text: await readInput(file, io), file: file === '-' ? '<stdin>' : file });

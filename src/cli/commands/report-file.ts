@@ -1,7 +1,8 @@
 /**
  * `--report <file>` of `replay` and `serve`: load the optional chart library up front, write the page.
  */
-import { writeFile } from 'node:fs/promises';
+import { access, constants, stat, writeFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import { loadChartRenderer, ReportDependencyError } from '../../report/charts.js';
 import type { ChartRenderer } from '../../report/charts.js';
 import { UserError } from '../io.js';
@@ -15,6 +16,28 @@ export async function reportCharts(): Promise<ChartRenderer> {
     if (err instanceof ReportDependencyError) throw new UserError(err.message);
     throw err;
   }
+}
+
+/**
+ * Check, before the run, that the report file can be written later: its directory exists and is
+ * writable, and the file, if it exists, is a writable regular file. Creates nothing.
+ *
+ * @throws {UserError} naming the file and the system code (`ENOENT`, `ENOTDIR`, `EACCES`, `EISDIR`…)
+ */
+export async function checkReportWritable(file: string): Promise<void> {
+  const fail = (code: string): never => {
+    throw new UserError(`${file}: cannot write the report (${code}); nothing was run`);
+  };
+  const existing = await stat(file).catch((err: NodeJS.ErrnoException) => (err.code === 'ENOENT' ? undefined : fail(err.code ?? 'EACCES')));
+  if (existing !== undefined) {
+    if (existing.isDirectory()) fail('EISDIR');
+    await access(file, constants.W_OK).catch((err: NodeJS.ErrnoException) => fail(err.code ?? 'EACCES'));
+    return;
+  }
+  const dir = dirname(file);
+  const parent = await stat(dir).catch((err: NodeJS.ErrnoException) => fail(err.code ?? 'ENOENT'));
+  if (!parent.isDirectory()) fail('ENOTDIR');
+  await access(dir, constants.W_OK | constants.X_OK).catch((err: NodeJS.ErrnoException) => fail(err.code ?? 'EACCES'));
 }
 
 /** Write a report file; a {@link UserError} when it cannot be written. */

@@ -2,6 +2,7 @@
  * `serve`: run the guard on live OTLP/HTTP (and OTLP/gRPC with `--grpc-port`) until SIGINT or SIGTERM.
  */
 import { startGuardServer } from '../../serve/guard-server.js';
+import { ListenError } from '../../serve/listen-error.js';
 import { loadOtlpHttpExporters } from '../../serve/otlp-http-exporters.js';
 import type { GuardMode } from '../../core/failure/types.js';
 import type { WireProfileName } from '../../profiles/registry.js';
@@ -10,7 +11,7 @@ import type { ChartRenderer } from '../../report/charts.js';
 import type { GuardServer } from '../../serve/guard-server.js';
 import { UserError } from '../io.js';
 import type { CommandIo } from '../io.js';
-import { reportCharts, writeReportFile } from './report-file.js';
+import { checkReportWritable, reportCharts, writeReportFile } from './report-file.js';
 
 /** Options of {@link runServe}. */
 export interface ServeCommandOptions {
@@ -64,20 +65,22 @@ export async function runServe(options: ServeCommandOptions, io: CommandIo): Pro
     }
   }
   if (options.grpcPort !== undefined) {
-    try {
-      await import('@grpc/grpc-js');
-    } catch {
+    const grpc = await import('@grpc/grpc-js').catch(() => {
       throw new UserError('--grpc-port: receiving OTLP/gRPC needs the optional package @grpc/grpc-js: npm install @grpc/grpc-js@^1.14.7');
-    }
+    });
+    // grpc-js prints its own errors (a failed bind as `E No address added…`) on stderr; serve says
+    // what matters in its own lines. GRPC_VERBOSITY, when set, is the user's choice.
+    if (process.env.GRPC_VERBOSITY === undefined) grpc.setLogVerbosity(grpc.logVerbosity.NONE);
   }
-  // Fail before listening when --report cannot be honoured.
+  // Fail before listening when --report cannot be honoured: the chart library, and the file.
   const charts = options.report === undefined ? undefined : await reportCharts();
+  if (options.report !== undefined) await checkReportWritable(options.report);
   let server: GuardServer;
   try {
     server = await startGuardServer({ ...options, report: options.report !== undefined, print: io.out, log: io.err });
   } catch (err) {
-    const ports = options.grpcPort === undefined ? `${options.port}` : `${options.port} (OTLP/HTTP) or ${options.grpcPort} (OTLP/gRPC)`;
-    throw new UserError(`cannot listen on ${options.host}:${ports} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+    if (err instanceof ListenError) throw new UserError(err.message);
+    throw err;
   }
   io.err(
     `serve: receiving OTLP/HTTP on ${server.url} (/v1/traces, /v1/logs), profile ${options.profile ?? 'qwen-code'}, mode ${options.mode}, grace ${options.graceMillis} ms`,
@@ -120,7 +123,9 @@ export async function runServe(options: ServeCommandOptions, io: CommandIo): Pro
   if (file !== undefined && charts !== undefined) await writeServeReport(server, file, charts, io);
   const unjudged = Object.entries(server.unjudgedBatches()).map(([reason, n]) => `${n} ${reason.replace(/_/g, ' ')}`);
   const unadmitted = options.newPromptsOnly === true ? `; ${server.unadmittedBatches()} batch(es) of prompts that started before it not judged` : '';
+  const lost = server.telemetryExportsLost();
+  const exportsLost = lost > 0 ? `; ${lost} export(s) of guard telemetry to ${options.exportEndpoint ?? ''} failed` : '';
   io.err(
-    `serve: stopped after ${server.decisionCount()} batch decision(s); ${server.lateRecords()} late record(s); unjudged batches: ${unjudged.length === 0 ? 'none' : unjudged.join(', ')}; ${server.clockAnomalies()} span(s) ending before they start${unadmitted}`,
+    `serve: stopped after ${server.decisionCount()} batch decision(s); ${server.lateRecords()} late record(s); unjudged batches: ${unjudged.length === 0 ? 'none' : unjudged.join(', ')}; ${server.clockAnomalies()} span(s) ending before they start${unadmitted}${exportsLost}`,
   );
 }
