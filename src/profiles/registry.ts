@@ -21,6 +21,10 @@ import { QwenCodeReportInputsCollector } from './qwen-code/report-inputs.js';
 import type { ReportInputsReader } from './report-inputs.js';
 import type { WireProfile, WireProfileReads } from './wire-profile.js';
 import { QWEN_CODE_TOOL_ERROR_TYPES } from './qwen-code/tool-error-types.js';
+import { GeminiCliProfile } from './gemini-cli/gemini-cli-profile.js';
+import { GEMINI_CLI_READS } from './gemini-cli/reads.js';
+import { GEMINI_CLI_EVENT_PREFIX, GEMINI_CLI_SERVICE_NAME } from './gemini-cli/semconv.js';
+import { GEMINI_CLI_TOOL_ERROR_TYPES } from './gemini-cli/tool-error-types.js';
 
 /** Per-profile options, each read only by its profile. */
 export interface WireProfileOptions {
@@ -61,6 +65,8 @@ export interface WireProfileDefinition {
  * - `qwen-code`: the real qwen-code 0.24.4 wire (wire reference);
  * - `batch-span`: the design's explicit batch span (`runToolCalls`);
  * - `claude-code`: Claude Code 2.1.328's logs (and beta spans when present), batches by `request_id`;
+ * - `gemini-cli`: gemini-cli 0.61.0's logs, batches by the `schedule_tool_calls` span on each
+ *   `tool_call` log (docs/gemini-cli.md);
  * - `genai`: any agent that follows the OpenTelemetry GenAI semantic conventions (`invoke_agent`,
  *   model-call and `execute_tool` spans; docs/genai.md).
  */
@@ -93,6 +99,17 @@ export const WIRE_PROFILES = {
     reads: () => CLAUDE_CODE_READS,
     create: (engine) => new ClaudeCodeProfile(engine),
   },
+  'gemini-cli': {
+    defaultNamespace: 'gemini-cli',
+    terminalRecord: { description: '`gemini_cli.tool_call` log records', signal: 'logs' },
+    detect: (t) =>
+      t.serviceNames.has(GEMINI_CLI_SERVICE_NAME) ||
+      t.scopeNames.has(GEMINI_CLI_SERVICE_NAME) ||
+      someStartsWith(t.eventNames, GEMINI_CLI_EVENT_PREFIX),
+    executionErrorTypes: GEMINI_CLI_TOOL_ERROR_TYPES,
+    reads: () => GEMINI_CLI_READS,
+    create: (engine, repetition) => new GeminiCliProfile(engine, repetition),
+  },
   genai: {
     defaultNamespace: 'agent',
     terminalRecord: { description: 'ended `execute_tool` spans', signal: 'traces' },
@@ -118,7 +135,7 @@ export function isWireProfileName(name: unknown): name is WireProfileName {
  * own profiles before `genai`: qwen-code's own spans carry GenAI attributes).
  */
 export function detectWireProfiles(sample: TelemetrySample): WireProfileName[] {
-  const order: readonly WireProfileName[] = ['batch-span', 'qwen-code', 'claude-code', 'genai'];
+  const order: readonly WireProfileName[] = ['batch-span', 'qwen-code', 'claude-code', 'gemini-cli', 'genai'];
   const found = order.filter((name) => WIRE_PROFILES[name].detect(sample));
   for (const name of Object.keys(WIRE_PROFILES) as WireProfileName[]) {
     if (!found.includes(name) && WIRE_PROFILES[name].detect(sample)) found.push(name);

@@ -152,6 +152,20 @@ const BODY = /^(Repeated tool failure guard decision|Tool call repetition guard 
 const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const IDENTIFIER = /^[a-z][a-z0-9_]{0,63}$/;
 
+/**
+ * The input prompt id a guard prompt id `<id>/<k>` was derived from (the `gemini-cli` profile's
+ * k-th prompt under one id: a resumed headless session), or `''`.
+ */
+function promptIdBefore(value: string): string {
+  const slash = value.lastIndexOf('/');
+  if (slash <= 0 || slash === value.length - 1) return '';
+  for (let i = slash + 1; i < value.length; i++) {
+    const c = value.charCodeAt(i);
+    if (c < 0x30 || c > 0x39) return '';
+  }
+  return value.slice(0, slash);
+}
+
 /** Why one emitted attribute is not allowed, or `undefined` when it is. */
 function attributeProblem(
   kind: EmittedGuardRecord['kind'],
@@ -173,7 +187,7 @@ function attributeProblem(
     case 'event.timestamp':
       return typeof value === 'string' && ISO_TIME.test(value) ? undefined : 'unexpected timestamp';
     case 'prompt_id':
-      return typeof value === 'string' && ids.promptIds.has(value) ? undefined : 'a prompt_id that is not an input prompt id';
+      return typeof value === 'string' && (ids.promptIds.has(value) || ids.promptIds.has(promptIdBefore(value))) ? undefined : 'a prompt_id that is not an input prompt id';
     case 'session.id':
       return typeof value === 'string' && ids.sessionIds.has(value) ? undefined : 'a session.id that is not an input session id';
     case 'candidate_ordinal':
