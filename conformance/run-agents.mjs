@@ -3,7 +3,8 @@
 /**
  * `npm run test:conformance`: the conformance run of every agent, one after the other, each with
  * its own table and `N passed, M failed` line: qwen-code (`conformance/run-all.mjs`), then Claude
- * Code (`conformance/claude-code/run-all.mjs`, needs `npm run conformance:install` first).
+ * Code (`conformance/claude-code/run-all.mjs`), then gemini-cli (`conformance/gemini-cli/run-all.mjs`);
+ * the last two need `npm run conformance:install` first.
  * Exits 0 only if every agent's run exited 0; prints one line per agent.
  */
 import { spawnSync } from 'node:child_process';
@@ -14,6 +15,7 @@ const here = dirname(fileURLToPath(import.meta.url));
 const agents = [
   ['qwen-code', join(here, 'run-all.mjs')],
   ['claude-code', join(here, 'claude-code', 'run-all.mjs')],
+  ['gemini-cli', join(here, 'gemini-cli', 'run-all.mjs')],
 ];
 /** @type {string[]} */
 const lines = [];
