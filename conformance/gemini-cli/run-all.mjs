@@ -25,6 +25,7 @@ import { selectScenarios } from '../scenario-files.mjs';
 import { isIsolated, reexecIsolated } from '../run-scenario.mjs';
 import { readOutfile } from '../outfile.mjs';
 import { fixtureOf } from './fixture.mjs';
+import { compact, compareDecisions, parseDecisions, tableLines } from '../decisions.mjs';
 import {
   GEMINI_CLI,
   geminiVersion,
@@ -36,34 +37,10 @@ import {
 } from './run-scenario.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
-/** No scenario starts after this much time (a scenario takes 5-15 s per prompt). */
-const START_BUDGET_MILLIS = 240_000;
-const ISOLATED_RUN_TIMEOUT_MILLIS = 330_000;
+/** No scenario starts after this much time (a scenario takes 10-60 s per prompt on a loaded 2-core machine). */
+const START_BUDGET_MILLIS = 540_000;
+const ISOLATED_RUN_TIMEOUT_MILLIS = 660_000;
 const REPLAY_TIMEOUT_MILLIS = 20_000;
-
-const COMPARED = /** @type {const} */ ([
-  'mode',
-  'decision',
-  'phaseBefore',
-  'phaseAfter',
-  'failureCountBucket',
-  'batchCountBucket',
-  'candidateOrdinal',
-  'resetReason',
-]);
-
-/**
- * @typedef {Record<string, any>} Decision
- */
-
-/**
- * A compact rendering: `b1:tracked(1-2,1)#1`, prefixed `p2/` for prompt 2.
- * @param {Decision} d
- */
-function compact(d) {
-  const head = d.decision === 'reset' ? `reset:${d.resetReason}` : d.decision;
-  return `${(d.prompt ?? 1) > 1 ? `p${d.prompt}/` : ''}b${d.batch}:${head}(${d.failureCountBucket},${d.batchCountBucket})#${d.candidateOrdinal}`;
-}
 
 /**
  * The 1-based prompt of a decision's prompt id: `<session>` is prompt 1, `<session>/<k>` prompt k.
@@ -72,54 +49,6 @@ function compact(d) {
 function promptOf(promptId) {
   const m = /\/(\d+)$/.exec(promptId);
   return m ? Number(m[1]) : 1;
-}
-
-/**
- * Parses decision JSON lines (the failure guard's only).
- * @param {string} text
- * @param {string[]} problems
- * @param {string} label
- * @returns {Decision[]}
- */
-function parseDecisions(text, problems, label) {
-  /** @type {Decision[]} */
-  const out = [];
-  for (const line of text.split('\n')) {
-    if (!line.trim()) continue;
-    try {
-      const d = JSON.parse(line);
-      if (d.guard !== 'repeated_tool_failure' || !('decision' in d)) continue;
-      out.push({ ...d, prompt: promptOf(String(d.promptId)) });
-    } catch {
-      problems.push(`${label}: a non-JSON line: ${line.slice(0, 120)}`);
-    }
-  }
-  return out;
-}
-
-/**
- * Compares decisions with the expected ones, position by position.
- * @param {string} label
- * @param {Decision[]} expected
- * @param {Decision[]} actual
- * @param {string} mode
- * @returns {string[]}
- */
-function compareDecisions(label, expected, actual, mode) {
-  /** @type {string[]} */
-  const diffs = [];
-  for (let i = 0; i < Math.max(expected.length, actual.length); i++) {
-    /** @type {Decision | undefined} */
-    const e = expected[i] ? { mode, prompt: 1, ...expected[i] } : undefined;
-    const a = actual[i];
-    if (!e || !a) {
-      diffs.push(`${label} #${i + 1}: expected ${e ? compact(e) : '(nothing)'}, got ${a ? compact(a) : '(nothing)'}`);
-      continue;
-    }
-    const bad = [...COMPARED, 'prompt', 'batch'].filter((k) => k in e || k in a).filter((k) => String(e[k]) !== String(a[k]));
-    if (bad.length > 0) diffs.push(`${label} #${i + 1}: expected ${compact(e)} ${e.mode}, got ${compact(a)} ${a.mode} (${bad.join(', ')})`);
-  }
-  return diffs;
 }
 
 /**
@@ -195,7 +124,7 @@ function checkRealClient(scenario, run, logs) {
  * Checks the hook's effects on the wire at the batches the expected decisions name.
  * @param {import('./run-scenario.mjs').GeminiScenario} scenario
  * @param {import('./run-scenario.mjs').GeminiRun} run
- * @param {Decision[]} expected
+ * @param {import('../decisions.mjs').Decision[]} expected
  * @returns {string[]}
  */
 function checkHookEffects(scenario, run, expected) {
@@ -282,15 +211,15 @@ async function main(argv) {
       }
       if (/VIOLATED/.test(replay.stderr)) problems.push(`replay invariant VIOLATED: ${replay.stderr.split('\n').filter((l) => /VIOLATED/.test(l)).join(' | ')}`);
       if (!/profile: gemini-cli/.test(replay.stderr)) problems.push('replay did not report `profile: gemini-cli` (auto-detection)');
-      const ours = parseDecisions(replay.stdout, problems, 'replay');
+      const ours = parseDecisions(replay.stdout, promptOf, problems, 'replay');
       row.ours = ours.map(compact);
       problems.push(...compareDecisions('replay vs expected', scenario.expectedDecisions, ours, scenario.mode));
 
       const hookText = readFileSync(run.hookDecisionsFile, 'utf8');
       if (scenario.hooks === 'guard') {
-        /** @type {Decision[]} */
+        /** @type {import('../decisions.mjs').Decision[]} */
         const expectedHook = /** @type {any} */ (scenario).expectedHookDecisions ?? scenario.expectedDecisions;
-        const hook = parseDecisions(hookText, problems, 'hook');
+        const hook = parseDecisions(hookText, promptOf, problems, 'hook');
         row.hook = hook.map(compact);
         problems.push(...compareDecisions('hook vs expected', expectedHook, hook, scenario.mode));
         problems.push(...checkHookEffects(scenario, run, expectedHook));
@@ -319,9 +248,8 @@ async function main(argv) {
       r.hooks === 'guard' ? r.hook.join(' ') || '-' : 'n/a',
     ]);
   }
-  const widths = table[0]?.map((_, c) => Math.max(...table.map((row) => (row[c] ?? '').length))) ?? [];
   console.log('gemini-cli');
-  for (const row of table) console.log(row.map((cell, c) => cell.padEnd(widths[c] ?? 0)).join(' | ').trimEnd());
+  for (const line of tableLines(table)) console.log(line);
   const failed = rows.filter((r) => !r.ok);
   console.log('');
   for (const r of failed) console.log(`FAIL ${r.name}:\n  - ${r.problems.join('\n  - ')}`);

@@ -40,8 +40,8 @@ export const OUR_CLI = resolve(process.env.RTFG_REPLAY_CLI ?? join(repoRoot, 'di
  * @property {'shadow' | 'warn' | 'enforce'} mode The replay's `--mode` and, with `hooks: "guard"`,
  *   `RTFG_GUARD_MODE` for the hook command.
  * @property {'none' | 'guard'} [hooks] `guard` registers `repeated-tool-failure-guard
- *   gemini-cli-hook` for BeforeAgent, BeforeTool, AfterTool, BeforeModel and AfterAgent. A logging
- *   hook that records every hook input is always registered.
+ *   gemini-cli-hook` for BeforeAgent, BeforeTool, AfterTool, BeforeModel and AfterAgent, and a
+ *   logging hook that records every hook input.
  * @property {{ files?: Record<string, string> }} [cwd]
  * @property {boolean} [mcp] Register the scenario's failing MCP server (`mcp-server.mjs`) as `rtfg`.
  * @property {import('./fake-gemini.mjs').GeminiPromptScript[]} prompts
@@ -142,11 +142,13 @@ function shq(s) {
 export const GUARD_HOOK_EVENTS = ['BeforeAgent', 'BeforeTool', 'AfterTool', 'BeforeModel', 'AfterAgent'];
 
 /**
- * The settings.json `hooks` object: the logger on every event, the guard on its events.
+ * The settings.json `hooks` object: the logger on every event and the guard on its events, or none
+ * without the guard (every hook is a process per event: it slows the run).
  * @param {string} hookLog
  * @param {boolean} guard
  */
 function hookSettings(hookLog, guard) {
+  if (!guard) return {};
   const logger = { type: 'command', command: `${shq(process.execPath)} ${shq(join(here, '..', 'claude-code', 'hook-logger.mjs'))} ${shq(hookLog)}` };
   const guardHook = {
     type: 'command',
