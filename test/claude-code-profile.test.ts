@@ -1,110 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { emptyRecordBatch } from '../src/otlp/records.js';
-import type { RecordBatch } from '../src/otlp/records.js';
-import { otlpRequestToRecords } from '../src/otlp/otlp.js';
-import { replayRecords } from '../src/replay/replay.js';
 import { detectWireProfiles } from '../src/profiles/registry.js';
 import { sampleTelemetry } from '../src/profiles/detect.js';
 import type { RecordBatch as Records } from '../src/otlp/records.js';
-
-const detectWireProfile = (r: Records) => detectWireProfiles(sampleTelemetry(r.spans, r.logs))[0] ?? 'qwen-code';
 import { auditInvariants, inputIdentifiers } from '../src/replay/audit.js';
 import { failureClassOfErrorType, failureClassOfHookFailure } from '../src/profiles/claude-code/failure-class.js';
 import type { GuardMode } from '../src/core/failure/types.js';
+import { decide, fail, rounds, Wire } from './helpers/claude-code-wire.js';
+import type { Step } from './helpers/claude-code-wire.js';
 
-/**
- * Claude Code 2.1.328 log events as the CLI sends them over OTLP/HTTP JSON (shape observed in the
- * conformance captures): body `claude_code.<event>`, attribute `event.name` = `<event>`, scope
- * `com.anthropic.claude_code.events`, resource `service.name=claude-code`.
- */
-type Call = { tool?: string; ok?: true; errorType?: string; reject?: true };
-type Step =
-  | { prompt: string; session?: string }
-  | { request: string; prompt: string; querySource?: string; calls?: Call[]; callsFirst?: boolean; noApi?: true }
-  | { span: 'interaction_end'; prompt: string };
-
-const SESSION = 'sess-1';
-
-class Wire {
-  private t = 1_800_000_000_000;
-  private seq = 0;
-  private readonly logs: unknown[] = [];
-  private readonly spans: unknown[] = [];
-  private readonly traces = new Map<string, string>();
-
-  private trace(prompt: string): string {
-    let id = this.traces.get(prompt);
-    if (id === undefined) {
-      id = (this.traces.size + 1).toString(16).padStart(32, 'a');
-      this.traces.set(prompt, id);
-    }
-    return id;
-  }
-
-  log(event: string, prompt: string, attrs: Record<string, string>, session = SESSION): void {
-    this.t += 10;
-    const kv = (key: string, v: string | number) => ({ key, value: typeof v === 'number' ? { intValue: v } : { stringValue: v } });
-    this.logs.push({
-      timeUnixNano: `${this.t}000000`,
-      body: { stringValue: `claude_code.${event}` },
-      attributes: [kv('session.id', session), kv('event.name', event), kv('event.sequence', this.seq++), kv('prompt.id', prompt), ...Object.entries(attrs).map(([k, v]) => kv(k, v))],
-      traceId: this.trace(prompt),
-      spanId: 'bbbbbbbbbbbbbbbb',
-    });
-  }
-
-  interaction(prompt: string): void {
-    this.t += 10;
-    this.spans.push({
-      name: 'claude_code.interaction',
-      traceId: this.trace(prompt),
-      spanId: 'cccccccccccccccc',
-      startTimeUnixNano: `${this.t - 5}000000`,
-      endTimeUnixNano: `${this.t}000000`,
-      attributes: [],
-    });
-  }
-
-  run(steps: readonly Step[]): RecordBatch {
-    for (const s of steps) {
-      if ('span' in s) this.interaction(s.prompt);
-      else if ('request' in s) {
-        const api = () => s.noApi || this.log('api_request', s.prompt, { request_id: s.request, query_source: s.querySource ?? 'sdk' });
-        if (!s.callsFirst) api();
-        (s.calls ?? []).forEach((c, i) => {
-          const base = { request_id: s.request, tool_use_id: `${s.request}_${i}`, tool_name: c.tool ?? 'Bash' };
-          this.log('tool_decision', s.prompt, { ...base, decision: c.reject ? 'reject' : 'accept', source: c.reject ? 'hook' : 'config' });
-          if (c.reject) return;
-          this.log('tool_result', s.prompt, c.ok ? { ...base, success: 'true' } : { ...base, success: 'false', error_type: c.errorType ?? 'ShellError' });
-        });
-        if (s.callsFirst) api();
-      } else this.log('user_prompt', s.prompt, {}, s.session);
-    }
-    const resource = { attributes: [{ key: 'service.name', value: { stringValue: 'claude-code' } }] };
-    const records = emptyRecordBatch();
-    otlpRequestToRecords({ resourceLogs: [{ resource, scopeLogs: [{ scope: { name: 'com.anthropic.claude_code.events' }, logRecords: this.logs }] }] }, records);
-    if (this.spans.length > 0) {
-      otlpRequestToRecords({ resourceSpans: [{ resource, scopeSpans: [{ scope: { name: 'com.anthropic.claude_code.tracing' }, spans: this.spans }] }] }, records);
-    }
-    return records;
-  }
-}
-
-const fail = (n: number, errorType = 'ShellError', tool = 'Bash'): Call[] => Array.from({ length: n }, () => ({ tool, errorType }));
-const rounds = (prompt: string, perRound: readonly Call[][], querySource = 'sdk'): Step[] =>
-  perRound.map((calls, i) => ({ request: `req_${prompt}_${i + 1}`, prompt, querySource, calls }));
-
-async function decide(steps: readonly Step[], mode: GuardMode = 'shadow') {
-  const records = new Wire().run(steps);
-  const r = await replayRecords(records, { mode });
-  return {
-    records,
-    result: r,
-    compact: r.decisions
-      .filter((d) => d.outcome.decision !== 'none')
-      .map((d) => `${d.promptId}/${d.batch}:${d.outcome.decision}${d.outcome.resetReason ? `:${d.outcome.resetReason}` : ''}`),
-  };
-}
+const detectWireProfile = (r: Records) => detectWireProfiles(sampleTelemetry(r.spans, r.logs))[0] ?? 'qwen-code';
 
 describe('claude-code profile: failure classes', () => {
   it.each([
@@ -195,6 +100,7 @@ describe('claude-code profile: batches, prompts and eligibility from the logs', 
         ...rounds(P, [fail(3), fail(3), fail(3)], 'agent:builtin:general-purpose'),
         { request: 'aux', prompt: P, querySource: 'compact', calls: fail(3) },
         { request: 'main2', prompt: P, calls: fail(1) },
+        { request: 'end', prompt: P },
       ],
       want: [`${P}/2:tracked`],
     },
@@ -210,12 +116,13 @@ describe('claude-code profile: batches, prompts and eligibility from the logs', 
         { request: 'r1', prompt: P, calls: fail(2) },
         { request: 'r2', prompt: P, calls: fail(2), callsFirst: true },
         { request: 'r3', prompt: P, calls: fail(4), callsFirst: true },
+        { request: 'end', prompt: P },
       ],
       want: [`${P}/1:tracked`, `${P}/2:tracked`, `${P}/3:would_warn`],
     },
     {
       name: 'calls whose response never had an api_request are not placed in any batch',
-      steps: [{ prompt: P }, { request: 'r1', prompt: P, calls: fail(2) }, { request: 'orphan', prompt: P, calls: fail(8), noApi: true }],
+      steps: [{ prompt: P }, { request: 'r1', prompt: P, calls: fail(2) }, { request: 'orphan', prompt: P, calls: fail(8), noApi: true }, { request: 'end', prompt: P }],
       want: [`${P}/1:tracked`],
     },
     {

@@ -37,6 +37,10 @@ import { expandRound, REMINDER_TEXT } from '../fake-provider.mjs';
  * @property {string} text
  * @property {import('../fake-provider.mjs').ToolCallSpec[][]} rounds
  * @property {string} [finalText]
+ * @property {number} [streamGapMillis] Pause between two server-sent events of this prompt's
+ *   streamed answers (default 0: the whole answer in one write). A real model streams: Claude Code
+ *   starts a call as soon as its `tool_use` block is complete, before the message ends, so with a
+ *   gap the first calls of a response run before its `api_request` log is emitted.
  */
 
 /**
@@ -158,13 +162,16 @@ export function classifyMessagesRequest(body) {
 }
 
 /**
- * The SSE body of one assistant message.
+ * The server-sent events of one assistant message, one string an event.
  * @param {{ id: string, model: string, text: string | undefined, calls: { id: string, name: string, arguments: string }[] }} m
+ * @returns {string[]}
  */
-function sseBody({ id, model, text, calls }) {
+function sseEvents({ id, model, text, calls }) {
+  /** @type {string[]} */
+  const out = [];
   /** @param {string} type @param {object} data */
-  const ev = (type, data) => `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
-  let out = ev('message_start', {
+  const ev = (type, data) => out.push(`event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`);
+  ev('message_start', {
     message: {
       id,
       type: 'message',
@@ -178,23 +185,47 @@ function sseBody({ id, model, text, calls }) {
   });
   let index = 0;
   if (text !== undefined) {
-    out += ev('content_block_start', { index, content_block: { type: 'text', text: '' } });
-    out += ev('content_block_delta', { index, delta: { type: 'text_delta', text } });
-    out += ev('content_block_stop', { index });
+    ev('content_block_start', { index, content_block: { type: 'text', text: '' } });
+    ev('content_block_delta', { index, delta: { type: 'text_delta', text } });
+    ev('content_block_stop', { index });
     index++;
   }
   for (const c of calls) {
-    out += ev('content_block_start', { index, content_block: { type: 'tool_use', id: c.id, name: c.name, input: {} } });
-    out += ev('content_block_delta', { index, delta: { type: 'input_json_delta', partial_json: c.arguments } });
-    out += ev('content_block_stop', { index });
+    ev('content_block_start', { index, content_block: { type: 'tool_use', id: c.id, name: c.name, input: {} } });
+    ev('content_block_delta', { index, delta: { type: 'input_json_delta', partial_json: c.arguments } });
+    ev('content_block_stop', { index });
     index++;
   }
-  out += ev('message_delta', {
+  ev('message_delta', {
     delta: { stop_reason: calls.length > 0 ? 'tool_use' : 'end_turn', stop_sequence: null },
     usage: { output_tokens: 5 },
   });
-  out += ev('message_stop', {});
+  ev('message_stop', {});
   return out;
+}
+
+/**
+ * Writes the events, `gapMillis` apart (all at once when 0), then ends the response.
+ * @param {import('node:http').ServerResponse} res
+ * @param {string[]} events
+ * @param {number} gapMillis
+ */
+function streamEvents(res, events, gapMillis) {
+  if (gapMillis <= 0) {
+    res.end(events.join(''));
+    return;
+  }
+  let i = 0;
+  const next = () => {
+    if (res.destroyed) return;
+    if (i === events.length - 1) {
+      res.end(events[i]);
+      return;
+    }
+    res.write(events[i++]);
+    setTimeout(next, gapMillis);
+  };
+  next();
 }
 
 /**
@@ -317,7 +348,8 @@ export async function startFakeAnthropic(options) {
         'cache-control': 'no-cache',
         'request-id': requestId,
       });
-      res.end(sseBody({ id, model, text, calls }));
+      const gap = cls.kind === 'main' ? (prompts[cls.prompt - 1]?.streamGapMillis ?? 0) : 0;
+      streamEvents(res, sseEvents({ id, model, text, calls }), gap);
     });
   });
 

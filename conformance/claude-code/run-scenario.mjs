@@ -45,6 +45,9 @@ export const OUR_CLI = resolve(process.env.RTFG_REPLAY_CLI ?? join(repoRoot, 'di
  *   claude-code-hook` for PreToolUse, PostToolUseFailure and PostToolBatch. A logging hook that
  *   records every hook input is always registered.
  * @property {{ git?: boolean, files?: Record<string, string> }} [cwd]
+ * @property {string[]} [mcpServers] Names of stdio MCP servers to register (`--mcp-config`), each
+ *   `mcp-failing-server.mjs <name>`: its tools are `mcp__<name>__lookup_ticket`, `…__fetch_page`
+ *   (both answer `isError: true`) and `…__list_items` (succeeds).
  * @property {import('./fake-anthropic.mjs').PromptScript[]} prompts
  * @property {Record<string, import('../fake-provider.mjs').ToolCallSpec[][]>} [subagentScripts]
  * @property {ExpectedDecision[]} expectedDecisions What the design's reducer must decide, in
@@ -192,6 +195,13 @@ export async function runClaudeScenario(scenario, { outdir, log = () => {}, keep
   if (scenario.cwd?.git) {
     spawnSync('git', ['init', '-q'], { cwd, env: { PATH: process.env.PATH, HOME: home, GIT_CEILING_DIRECTORIES: root }, timeout: 10_000 });
   }
+  const mcpConfig = join(root, 'mcp.json');
+  if (scenario.mcpServers?.length) {
+    /** @type {Record<string, { command: string, args: string[] }>} */
+    const servers = {};
+    for (const name of scenario.mcpServers) servers[name] = { command: process.execPath, args: [join(here, 'mcp-failing-server.mjs'), name] };
+    writeFileSync(mcpConfig, JSON.stringify({ mcpServers: servers }, null, 2));
+  }
   writeFileSync(
     join(home, '.claude', 'settings.json'),
     JSON.stringify({ hooks: hookSettings(hookLog, scenario.hooks === 'guard') }, null, 2),
@@ -252,6 +262,7 @@ export async function runClaudeScenario(scenario, { outdir, log = () => {}, keep
         '--model',
         'claude-sonnet-4-5',
         ...(index === 0 ? ['--session-id', sessionId] : ['--resume', sessionId]),
+        ...(scenario.mcpServers?.length ? ['--mcp-config', mcpConfig, '--strict-mcp-config'] : []),
       ];
       const child = spawn(CLAUDE_CLI, args, { cwd, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
       if (child.pid !== undefined) live.add(child.pid);

@@ -221,6 +221,14 @@ export function hasOverflowed(open: OpenBatch): boolean {
 }
 
 /**
+ * Mark the batch as lacking calls the agent never recorded (a model response asked for calls and
+ * none left a record): like an overflow, the receipt will be incomplete.
+ */
+export function markUnrecordedCalls(open: OpenBatch): void {
+  open.flags |= OVERFLOWED;
+}
+
+/**
  * Make a released batch ({@link releaseBatch}) a new, empty open batch: what {@link newOpenBatch}
  * returns, with the released batch's records kept as spares.
  */

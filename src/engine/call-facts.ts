@@ -51,6 +51,13 @@ export interface PromptInfo {
   readonly sessionId?: string;
   /** True when the record proves a foreground prompt (interaction span, interaction llm_request, api_request). */
   readonly foreground?: boolean;
+  /**
+   * `true`: the prompt's latest batch has no model request after it yet; `false`: one followed (or
+   * the batch was judged by a hook that ended the turn). A prompt that ends while it is `true` had
+   * its turn cut after the batch (a user interrupt, a turn cap): its final batch is not judged
+   * (`turn_cancelled`), as the design leaves a cancelled turn's batch unreduced.
+   */
+  readonly batchAwaitingRequest?: boolean;
   /** The prompt's trace, so the profile's trace index can forget it with the prompt. */
   readonly traceId?: string;
   /**

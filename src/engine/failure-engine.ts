@@ -14,7 +14,7 @@ import { PromptRegistry } from './prompt-registry.js';
 import { notifyAll } from './notify.js';
 import { reduceFailure, initialFailureState } from '../core/failure/reducer.js';
 import type { CallUpdate, PromptInfo } from './call-facts.js';
-import { findCall, hasCancelledCall, hasOverflowed, hasRunningCall, hasSettledCall, hasUnsettledCall, isExplicitBatch, mergeCallUpdate, mergeIntoCall, newOpenBatch, releaseBatch, reopenBatch, sealBatch } from './batch-assembler.js';
+import { findCall, hasCancelledCall, hasOverflowed, hasRunningCall, hasSettledCall, hasUnsettledCall, isExplicitBatch, markUnrecordedCalls, mergeCallUpdate, mergeIntoCall, newOpenBatch, releaseBatch, reopenBatch, sealBatch } from './batch-assembler.js';
 import type { CallRecord, OpenBatch } from './batch-assembler.js';
 import type { GuardRoute } from './call-facts.js';
 import { CALL_ESTIMATE_BYTES, CLOSED_CALL_ESTIMATE_BYTES, DEFAULT_EVICTED_PROMPT_FILTER_BYTES, DEFAULT_MAX_HELD_BYTES, PROMPT_ESTIMATE_BYTES } from './failure-types.js';
@@ -37,7 +37,10 @@ interface PromptEntry {
   readonly promptId: string;
   mode: GuardMode;
   route: GuardRoute;
-  /** {@link ROUTE_KNOWN}, {@link FOREGROUND}, {@link ADMITTED}, {@link STOPPED_BY_OTHER}: one small integer, not four fields. */
+  /**
+   * {@link ROUTE_KNOWN}, {@link FOREGROUND}, {@link ADMITTED}, {@link STOPPED_BY_OTHER},
+   * {@link AWAITING_REQUEST}: one small integer, not five fields.
+   */
   flags: number;
   /** `qwen-code.message_type`, when known. */
   messageType: string | undefined;
@@ -77,6 +80,8 @@ const FOREGROUND = 2;
 const ADMITTED = 4;
 /** Another loop protection stopped the turn (a `loop_detected` of another type). */
 const STOPPED_BY_OTHER = 8;
+/** The profile's latest batch has no model request after it yet ({@link PromptInfo.batchAwaitingRequest}). */
+const AWAITING_REQUEST = 16;
 
 const ASSUMED_DRAIN: DrainSignals = { hasExternalInput: false, hasQueuedPrompt: false, inputReliable: true };
 const NO_HOOK_DRAIN: DrainSignals = { hasExternalInput: false, hasQueuedPrompt: false, inputReliable: false };
@@ -221,6 +226,8 @@ export class FailureEngine {
     if (info.traceId !== undefined && entry.traceId === undefined) entry.traceId = info.traceId;
     if (info.note !== undefined) entry.note = info.note;
     if (info.foreground === true) entry.flags |= FOREGROUND;
+    if (info.batchAwaitingRequest === true) entry.flags |= AWAITING_REQUEST;
+    else if (info.batchAwaitingRequest === false) entry.flags &= ~AWAITING_REQUEST;
     if (info.messageType !== undefined) {
       entry.messageType = info.messageType;
       if (this._settings.offMessageTypes.includes(info.messageType)) entry.mode = 'off';
@@ -267,6 +274,24 @@ export class FailureEngine {
       entry.open = undefined;
       entry.closing = open;
     } else this._closeOpen(entry, false);
+    this._reweigh(entry);
+  }
+
+  /**
+   * A model response asked for calls none of which left a record (the agent records no call it
+   * rejects before running it): its batch is incomplete. The open batch is closed first, then an
+   * incomplete batch with no observation is reduced in its place (design: an incomplete batch
+   * resets). Nothing happens for a prompt that is not held.
+   */
+  unrecordedBatch(promptId: string, timeMillis: number): void {
+    const entry = this._entry(promptId);
+    if (entry === undefined) return;
+    entry.lastSeenMillis = this._stamp();
+    this._closeOpen(entry, false);
+    const batch = this._newBatch(false, timeMillis);
+    markUnrecordedCalls(batch);
+    this._close(entry, batch, false);
+    this._release(batch);
     this._reweigh(entry);
   }
 
@@ -366,19 +391,23 @@ export class FailureEngine {
    * The final batch is reduced only if the Session would have run the guard on it: not when the
    * turn was cancelled (`cancelled`), when the batch holds a cancelled call (a permission cancel
    * ends the ACP turn before the guard runs, observed in qwen-code 0.24.4), or when another loop
-   * protection stopped the turn (only the first guard that stops a turn records it; design).
+   * protection stopped the turn (only the first guard that stops a turn records it; design); nor
+   * when the profile saw no model request after it ({@link PromptInfo.batchAwaitingRequest}: the
+   * turn was cut after the batch).
    */
   endPrompt(promptId: string, turnCancelled = false): void {
     const entry = this._prompts.get(promptId);
     if (entry === undefined) return;
     entry.lastSeenMillis = this._stamp();
+    // The profile saw no model request after the last batch: the turn was cut after it.
+    const cut = turnCancelled || (entry.flags & AWAITING_REQUEST) !== 0;
     // The closing batch was followed by a model request: the Session ran the guard on it.
     this._sealClosing(entry);
     const open = entry.open;
     const unjudged =
       open === undefined || open.callCount === 0 || entry.mode === 'off' || (entry.flags & (FOREGROUND | ADMITTED)) !== (FOREGROUND | ADMITTED)
         ? undefined
-        : turnCancelled
+        : cut
           ? 'turn_cancelled'
           : (entry.flags & STOPPED_BY_OTHER) !== 0
             ? 'other_loop_stop'
@@ -515,7 +544,7 @@ export class FailureEngine {
     this._reducePending(entry, this._noHookDrain(entry), 'assumed');
     entry.batchCount += 1;
     entry.pending = { receipt, index: entry.batchCount, lastActivityMillis: open.lastActivityMillis };
-    if (!hasSettledCall(open)) {
+    if (open.callCount > 0 && !hasSettledCall(open)) {
       const index = entry.batchCount;
       notifyAll(this._listeners, (l) => l.onUnjudgedBatch?.(entry.promptId, 'no_terminal_records', index), this._settings.reportError);
     }

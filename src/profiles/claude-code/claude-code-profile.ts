@@ -17,15 +17,34 @@
  *   {@link ClaudeCodeFailureClass} vocabulary; raw values never reach the engine.
  *
  * A batch is the calls of one foreground `request_id` (every call of a parallel batch carries the
- * same one). Calls whose `api_request` has not been seen yet are held (bounded) until it arrives,
- * since tools start while the response still streams. Spans, when present, add: the
- * `claude_code.llm_request` span start classifies its `request_id` early (`llm_request.context`
- * `interaction` = foreground, anything else = out of scope), and the end of the root
+ * same one). A response's batch opens once, at its `api_request` or at its first call, whichever
+ * comes first: tools start while the response still streams, so with a slow stream the log arrives
+ * after the first calls (and, with spans, the `llm_request` span has already made the request
+ * known); a second opening would split one response into two batches. Calls whose `api_request` is
+ * unknown are held (bounded) until it arrives. Spans, when present, add: the
+ * `claude_code.llm_request` span classifies its `request_id` early (`llm_request.context`
+ * `interaction` = foreground, anything else = out of scope) and gives its `stop_reason`; the
+ * `claude_code.tool` span gives an MCP call's server-qualified name (`mcp__<server>__<tool>`; the
+ * logs say `mcp_tool` unless `OTEL_LOG_TOOL_DETAILS=1`, whose `tool_parameters` name server and
+ * tool); a `claude_code.tool.execution` span that failed without `error.type` marks an interrupted
+ * call (2.1.328 sets `error.type=tool_error` on every failure but an interrupt); the end of the root
  * `claude_code.interaction` span ends the prompt (spans reach their prompt through their trace,
- * learnt from log records' span context). Calls rejected by input validation and unknown tools
- * leave no record at all in 2.1.328: they are invisible to this profile.
+ * learnt from log records' span context).
+ *
+ * What the telemetry does not show, and what the profile does about it:
+ * - calls rejected before they run (input validation, unknown tools, Edit/Write preconditions such
+ *   as "File has not been read yet", path-rule denials) leave no record. A foreground response that
+ *   asked for calls (`stop_reason` `tool_use`; without spans: another foreground request of the
+ *   prompt followed it) and left no call record is an incomplete batch (design: reset). A response
+ *   with some recorded calls is judged on those; its unrecorded ones stay invisible;
+ * - an interrupted call is logged as a failure (`ShellError`). When the prompt ends with no model
+ *   request after its latest batch (the turn was cut: an interrupt, a turn cap), that batch is not
+ *   judged (`turn_cancelled`), unless a `PostToolBatch` hook blocked after it (the turn was stopped
+ *   by a hook that had the settled batch);
+ * - an MCP call without a qualified name (logs only, no details) has an unresolved identity: it is
+ *   ineligible (design), never keyed on `mcp_tool`.
  */
-import { BoundedMap } from '../../engine/bounded.js';
+import { BoundedMap, BoundedSet } from '../../engine/bounded.js';
 import type { CallFacts, GuardRoute } from '../../engine/call-facts.js';
 import type { FailureEngine } from '../../engine/failure-engine.js';
 import { hrTimeToMillis, nonEmptyString } from '../wire-profile.js';
@@ -45,6 +64,10 @@ export const CLAUDE_CODE_SERVICE_NAME = 'claude-code';
 export const CLAUDE_CODE_SPAN_INTERACTION = 'claude_code.interaction';
 /** Span per model request; `request_id`, `llm_request.context`. */
 export const CLAUDE_CODE_SPAN_LLM_REQUEST = 'claude_code.llm_request';
+/** Span per tool call; `tool_use_id`, `tool_name` (an MCP tool's registered, server-qualified name). */
+export const CLAUDE_CODE_SPAN_TOOL = 'claude_code.tool';
+/** Child of the tool span around the execution; `success`, `error.type` (absent on an interrupt). */
+export const CLAUDE_CODE_SPAN_TOOL_EXECUTION = 'claude_code.tool.execution';
 
 const ATTR_EVENT_NAME = 'event.name';
 const ATTR_PROMPT_ID = 'prompt.id';
@@ -57,6 +80,17 @@ const ATTR_DECISION = 'decision';
 const ATTR_SUCCESS = 'success';
 const ATTR_ERROR_TYPE = 'error_type';
 const ATTR_LLM_REQUEST_CONTEXT = 'llm_request.context';
+const ATTR_STOP_REASON = 'stop_reason';
+const ATTR_TOOL_SOURCE = 'tool_source';
+const ATTR_TOOL_PARAMETERS = 'tool_parameters';
+const ATTR_ERROR_DOT_TYPE = 'error.type';
+const ATTR_HOOK_EVENT = 'hook_event';
+const ATTR_NUM_BLOCKING = 'num_blocking';
+/** The name 2.1.328's logs give every MCP call unless `OTEL_LOG_TOOL_DETAILS=1`. */
+const MCP_TOOL_PLACEHOLDER = 'mcp_tool';
+const MCP_PREFIX = 'mcp__';
+/** Longest `tool_parameters` value parsed for an MCP call's names (it holds two short names). */
+const MAX_TOOL_PARAMETERS_CHARS = 4096;
 
 const TRACKED = 65_536;
 const SESSIONS_TRACKED = 16_384;
@@ -70,6 +104,25 @@ export function isForegroundQuerySource(querySource: string | undefined): boolea
 }
 
 type Scope = 'foreground' | 'out_of_scope';
+
+/** A prompt's latest foreground model response. */
+interface LatestResponse {
+  readonly requestId: string;
+  /** Some call of the response left a record (`tool_decision` or `tool_result`). */
+  recorded: boolean;
+}
+
+/** What spans told about one call. */
+interface SpanCallFacts {
+  qualifiedName?: string;
+  interrupted?: boolean;
+}
+
+/** Where a call was placed: its prompt and response. */
+interface Placed {
+  readonly promptId: string;
+  readonly requestId: string;
+}
 
 interface HeldCall {
   readonly promptId: string;
@@ -91,6 +144,16 @@ export class ClaudeCodeProfile implements WireProfile {
   private readonly _sessionPrompt = new BoundedMap<string, string>(SESSIONS_TRACKED);
   private readonly _traceToPrompt = new BoundedMap<string, string>(TRACKED);
   private _held: HeldCall[] = [];
+  /** Foreground `request_id`s whose batch has opened (it opens once, see the file comment). */
+  private readonly _opened = new BoundedSet<string>(TRACKED);
+  /** Prompt → its latest foreground response. */
+  private readonly _latest = new BoundedMap<string, LatestResponse>(SESSIONS_TRACKED);
+  /** `request_id` → the `stop_reason` of its `llm_request` span. */
+  private readonly _stopReasons = new BoundedMap<string, string>(TRACKED);
+  /** `tool_use_id` → what its spans said, until (and after) its log is placed. */
+  private readonly _spanFacts = new BoundedMap<string, SpanCallFacts>(TRACKED);
+  /** `tool_use_id` → where its logs were placed, for span facts that arrive after them. */
+  private readonly _placed = new BoundedMap<string, Placed>(TRACKED);
 
   /** @param engine - the failure guard's engine */
   constructor(engine: FailureEngine) {
@@ -98,17 +161,33 @@ export class ClaudeCodeProfile implements WireProfile {
   }
 
   onSpanStart(span: SpanView): void {
+    if (span.name === CLAUDE_CODE_SPAN_TOOL) {
+      this._toolSpan(span);
+      return;
+    }
     if (span.name !== CLAUDE_CODE_SPAN_LLM_REQUEST) return;
     const requestId = nonEmptyString(span.attributes[ATTR_REQUEST_ID]);
     if (requestId === undefined) return;
+    const stopReason = nonEmptyString(span.attributes[ATTR_STOP_REASON]);
+    if (stopReason !== undefined) this._stopReasons.set(requestId, stopReason);
     const context = nonEmptyString(span.attributes[ATTR_LLM_REQUEST_CONTEXT]);
     if (context !== undefined) this._classify(requestId, context === 'interaction' ? 'foreground' : 'out_of_scope', undefined);
   }
 
   onSpanEnd(span: SpanView): void {
-    if (span.name === CLAUDE_CODE_SPAN_LLM_REQUEST) {
-      // The request_id is set when the response headers arrive, so it may only be on the ended span.
+    if (span.name === CLAUDE_CODE_SPAN_LLM_REQUEST || span.name === CLAUDE_CODE_SPAN_TOOL) {
+      // Attributes set when the response headers arrive (request_id) or the stream ends
+      // (stop_reason) may only be on the ended span.
       this.onSpanStart(span);
+      return;
+    }
+    if (span.name === CLAUDE_CODE_SPAN_TOOL_EXECUTION) {
+      const callId = nonEmptyString(span.attributes[ATTR_TOOL_USE_ID]);
+      // 2.1.328 marks every failure `error.type=tool_error`, except an interrupted (or
+      // backgrounded) call's.
+      if (callId !== undefined && span.attributes[ATTR_SUCCESS] === false && span.attributes[ATTR_ERROR_DOT_TYPE] === undefined) {
+        this._spanFact(callId, { interrupted: true }, hrTimeToMillis(span.endTime));
+      }
       return;
     }
     if (span.name !== CLAUDE_CODE_SPAN_INTERACTION || span.parentSpanContext !== undefined) return;
@@ -140,7 +219,15 @@ export class ClaudeCodeProfile implements WireProfile {
           promptId,
           sessionId,
           route: querySource === 'sdk' ? 'headless' : 'acp_foreground',
+          timeMillis: hrTimeToMillis(record.hrTime),
         });
+        return;
+      }
+      case 'hook_execution_complete': {
+        // A PostToolBatch hook blocked: it had the settled batch and ended the turn (the guard's
+        // own stop, or another hook's); the batch is judged as the hooks judged it.
+        const blocking = Number(attrs[ATTR_NUM_BLOCKING]);
+        if (attrs[ATTR_HOOK_EVENT] === 'PostToolBatch' && blocking > 0) this._engine.observePrompt(promptId, { batchAwaitingRequest: false });
         return;
       }
       case 'tool_decision':
@@ -178,26 +265,71 @@ export class ClaudeCodeProfile implements WireProfile {
   }
 
   /**
-   * A request's scope became known. A foreground `api_request` also closes the prompt's open batch
-   * (the previous response's calls have all settled before the next request is sent), then
-   * releases the calls held for it.
+   * A request's scope became known. A foreground `api_request` also opens the response's batch
+   * (closing the prompt's previous one: its calls have all settled before the next request is
+   * sent), then releases the calls held for it.
    */
   private _classify(
     requestId: string,
     scope: Scope,
-    fromLog: { promptId: string; sessionId: string | undefined; route: GuardRoute } | undefined,
+    fromLog: { promptId: string; sessionId: string | undefined; route: GuardRoute; timeMillis: number } | undefined,
   ): void {
     const known = this._requests.get(requestId);
     if (known === undefined) this._requests.set(requestId, scope);
     if (fromLog !== undefined && scope === 'foreground') {
       this._engine.observePrompt(fromLog.promptId, { sessionId: fromLog.sessionId, foreground: true, route: fromLog.route });
-      this._engine.boundary(fromLog.promptId);
+      this._openResponse(fromLog.promptId, requestId, fromLog.timeMillis);
     }
     if (known !== undefined || this._held.length === 0) return;
     const mine = this._held.filter((c) => c.requestId === requestId);
     if (mine.length === 0) return;
     this._held = this._held.filter((c) => c.requestId !== requestId);
     if (scope === 'foreground') for (const c of mine) this._call(c);
+  }
+
+  /**
+   * Open the batch of a foreground response, once. Before it, the prompt's previous response is
+   * judged incomplete when it asked for calls and none left a record: its `stop_reason` was
+   * `tool_use` or, without its span, this request followed it (the CLI asks the model again only
+   * after tool calls, or after a cut-off or a Stop hook's block: those reset too, which never
+   * causes a stop).
+   */
+  private _openResponse(promptId: string, requestId: string, timeMillis: number): void {
+    if (this._opened.has(requestId)) return;
+    this._opened.add(requestId);
+    const previous = this._latest.get(promptId);
+    if (previous !== undefined && !previous.recorded && (this._stopReasons.get(previous.requestId) ?? 'tool_use') === 'tool_use') {
+      this._engine.unrecordedBatch(promptId, timeMillis);
+    }
+    this._latest.set(promptId, { requestId, recorded: false });
+    this._engine.observePrompt(promptId, { batchAwaitingRequest: false });
+    this._engine.boundary(promptId);
+  }
+
+  /** A `claude_code.tool` span: an MCP call's server-qualified name. */
+  private _toolSpan(span: SpanView): void {
+    const name = nonEmptyString(span.attributes[ATTR_TOOL_NAME]);
+    const callId = nonEmptyString(span.attributes[ATTR_TOOL_USE_ID]);
+    if (name === undefined || callId === undefined || !name.startsWith(MCP_PREFIX)) return;
+    const known = this._spanFacts.get(callId);
+    if (known?.qualifiedName !== undefined) return;
+    this._spanFact(callId, { qualifiedName: name }, hrTimeToMillis(span.startTime));
+  }
+
+  /** Keep what a span said about a call; a call already placed gets it at once. */
+  private _spanFact(callId: string, fact: SpanCallFacts, timeMillis: number): void {
+    const known = this._spanFacts.get(callId);
+    if (known === undefined) this._spanFacts.set(callId, { ...fact });
+    else Object.assign(known, fact);
+    const placed = this._placed.get(callId);
+    if (placed === undefined) return;
+    this._engine.updateCall({
+      promptId: placed.promptId,
+      callId,
+      responseId: placed.requestId,
+      facts: fact.interrupted === true ? cancelledFacts() : { lookupName: fact.qualifiedName },
+      timeMillis,
+    });
   }
 
   private _hold(call: HeldCall): void {
@@ -207,7 +339,15 @@ export class ClaudeCodeProfile implements WireProfile {
 
   private _call(c: HeldCall): void {
     this._engine.observePrompt(c.promptId, { sessionId: c.sessionId });
-    const toolName = nonEmptyString(c.attrs[ATTR_TOOL_NAME]);
+    this._openResponse(c.promptId, c.requestId, c.timeMillis);
+    const latest = this._latest.get(c.promptId);
+    if (latest !== undefined && latest.requestId === c.requestId && !latest.recorded) {
+      latest.recorded = true;
+      this._engine.observePrompt(c.promptId, { batchAwaitingRequest: true });
+    }
+    if (this._placed.get(c.callId) === undefined) this._placed.set(c.callId, { promptId: c.promptId, requestId: c.requestId });
+    const spanFacts = this._spanFacts.get(c.callId);
+    const toolName = toolIdentity(c.attrs, spanFacts);
     if (c.kind === 'decision') {
       const rejected = c.attrs[ATTR_DECISION] === 'reject';
       this._engine.updateCall({
@@ -224,7 +364,8 @@ export class ClaudeCodeProfile implements WireProfile {
       return;
     }
     let f: CallFacts;
-    if (c.attrs[ATTR_SUCCESS] === 'true') f = facts(toolName, 'success', 'success', undefined);
+    if (spanFacts?.interrupted === true) f = { ...facts(toolName, 'cancelled', 'cancelled', undefined), ...cancelledFacts() };
+    else if (c.attrs[ATTR_SUCCESS] === 'true') f = facts(toolName, 'success', 'success', undefined);
     else {
       const failure = failureClassOfErrorType(c.attrs[ATTR_ERROR_TYPE]);
       f =
@@ -248,6 +389,7 @@ export class ClaudeCodeProfile implements WireProfile {
   private _endPrompt(promptId: string): void {
     // Calls still held for this prompt never had a response: they cannot be placed in a batch.
     if (this._held.length > 0) this._held = this._held.filter((c) => c.promptId !== promptId);
+    this._latest.delete(promptId);
     this._engine.endPrompt(promptId);
   }
 
@@ -257,16 +399,48 @@ export class ClaudeCodeProfile implements WireProfile {
   }
 }
 
+/**
+ * The call's policy tool name: the log's `tool_name`, except for an MCP call, whose log name is
+ * `mcp_tool`: then the `claude_code.tool` span's server-qualified name, else `mcp__<server>__<tool>`
+ * from the `tool_parameters` of `OTEL_LOG_TOOL_DETAILS=1` (only those two names are read), else
+ * `undefined` (unresolved: the design makes the call ineligible).
+ */
+function toolIdentity(attrs: Readonly<Record<string, unknown>>, spanFacts: SpanCallFacts | undefined): { name: string | undefined; mcp: boolean } {
+  const logged = nonEmptyString(attrs[ATTR_TOOL_NAME]);
+  const mcp = logged === MCP_TOOL_PLACEHOLDER || attrs[ATTR_TOOL_SOURCE] === 'mcp' || logged?.startsWith(MCP_PREFIX) === true;
+  if (!mcp) return { name: logged, mcp };
+  if (logged !== undefined && logged.startsWith(MCP_PREFIX)) return { name: logged, mcp };
+  return { name: spanFacts?.qualifiedName ?? detailedMcpName(attrs[ATTR_TOOL_PARAMETERS]), mcp };
+}
+
+/** `mcp__<server>__<tool>` from a `tool_parameters` JSON value, or `undefined`. Nothing else of it is kept. */
+function detailedMcpName(parameters: unknown): string | undefined {
+  if (typeof parameters !== 'string' || parameters.length > MAX_TOOL_PARAMETERS_CHARS) return undefined;
+  try {
+    const p = JSON.parse(parameters) as { mcp_server_name?: unknown; mcp_tool_name?: unknown } | null;
+    const server = nonEmptyString(p?.mcp_server_name);
+    const tool = nonEmptyString(p?.mcp_tool_name);
+    return server === undefined || tool === undefined ? undefined : `${MCP_PREFIX}${server}__${tool}`;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The facts of an interrupted call (the execution span's status is preferred over the log's). */
+function cancelledFacts(): CallFacts {
+  return { terminalStatus: 'cancelled', spanExecutionStatus: 'cancelled' };
+}
+
 function facts(
-  toolName: string | undefined,
+  tool: { name: string | undefined; mcp: boolean },
   terminalStatus: string | undefined,
   executionStatus: string | undefined,
   errorType: string | undefined,
 ): CallFacts {
   return {
     toolName: undefined,
-    lookupName: toolName,
-    toolType: toolName?.startsWith('mcp__') === true ? 'mcp' : toolName === undefined ? undefined : 'native',
+    lookupName: tool.name,
+    toolType: tool.mcp ? 'mcp' : tool.name === undefined ? undefined : 'native',
     terminalStatus,
     spanExecutionStatus: undefined,
     spanErrorType: undefined,
