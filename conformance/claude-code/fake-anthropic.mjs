@@ -1,5 +1,5 @@
 // @ts-check
-/* global process, console, Buffer */
+/* global process, console, Buffer, setTimeout */
 /**
  * A scripted Anthropic Messages API on 127.0.0.1 for driving the real Claude Code CLI offline.
  *
@@ -37,6 +37,9 @@ import { expandRound, REMINDER_TEXT } from '../fake-provider.mjs';
  * @property {string} text
  * @property {import('../fake-provider.mjs').ToolCallSpec[][]} rounds
  * @property {string} [finalText]
+ * @property {{ round: number, afterMillis: number }} [interrupt] The user interrupts the turn
+ *   `afterMillis` after the calls of `round` were streamed (the driver sends the prompt through
+ *   stream-json input and an `interrupt` control request).
  * @property {number} [streamGapMillis] Pause between two server-sent events of this prompt's
  *   streamed answers (default 0: the whole answer in one write). A real model streams: Claude Code
  *   starts a call as soon as its `tool_use` block is complete, before the message ends, so with a

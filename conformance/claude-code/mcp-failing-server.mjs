@@ -1,4 +1,5 @@
 // @ts-check
+/* global process */
 /**
  * A stdio MCP server for the Claude Code conformance run (built on the official
  * `@modelcontextprotocol/sdk`, installed by `npm run conformance:install`). Its tools fail the way

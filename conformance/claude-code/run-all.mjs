@@ -35,8 +35,8 @@ import {
 
 const here = dirname(fileURLToPath(import.meta.url));
 /** No scenario starts after this much time (a scenario is bounded by about 70 s per prompt). */
-const START_BUDGET_MILLIS = 240_000;
-const ISOLATED_RUN_TIMEOUT_MILLIS = 330_000;
+const START_BUDGET_MILLIS = 420_000;
+const ISOLATED_RUN_TIMEOUT_MILLIS = 540_000;
 const REPLAY_TIMEOUT_MILLIS = 20_000;
 
 const COMPARED = /** @type {const} */ ([
@@ -153,6 +153,18 @@ function withoutNoise(text, keepHookExecutions) {
 }
 
 /**
+ * OTLP JSON lines without their trace export requests.
+ * @param {string} text
+ */
+function withoutSpans(text) {
+  return text
+    .split('\n')
+    .filter((l) => l.trim() && !l.startsWith('{"resourceSpans"'))
+    .map((l) => `${l}\n`)
+    .join('');
+}
+
+/**
  * Runs `replay` (no `--profile`: auto-detection) on the OTLP lines.
  * @param {string} file
  * @param {string} mode
@@ -208,6 +220,19 @@ function checkRealClient(scenario, run, otlp) {
   const subagent = run.requests.filter((r) => r.kind === 'subagent');
   if (exp.subagentRequests !== undefined && subagent.length !== exp.subagentRequests) {
     problems.push(`${subagent.length} subagent model requests != ${exp.subagentRequests}`);
+  }
+  if (exp.recordsBeforeApiRequest !== undefined) {
+    /** @type {Map<string, bigint>} */
+    const apiTime = new Map();
+    for (const l of otlp.logs) if (l.eventName === 'claude_code.api_request') apiTime.set(String(l.attributes.request_id), BigInt(l.timeUnixNano));
+    const early = otlp.logs.filter(
+      (l) =>
+        (l.eventName === 'claude_code.tool_result' || l.eventName === 'claude_code.tool_decision') &&
+        BigInt(l.timeUnixNano) < (apiTime.get(String(l.attributes.request_id)) ?? 0n),
+    ).length;
+    if (early < exp.recordsBeforeApiRequest) {
+      problems.push(`${early} tool events came before their response's api_request (the streamed shape) < ${exp.recordsBeforeApiRequest}`);
+    }
   }
   if (exp.invisibleFailedCalls !== undefined) {
     const answeredWithError = run.requests.reduce((n, r) => n + r.errorResults, 0);
@@ -301,7 +326,7 @@ async function main(argv) {
   for (const [n, file] of files.entries()) {
     const scenario = loadClaudeScenario(join(dir, file));
     /** @type {Record<string, any>} */
-    const row = { name: scenario.name, mode: scenario.mode, hooks: scenario.hooks ?? 'none', ours: [], hook: [], problems: [] };
+    const row = { name: scenario.name, mode: scenario.mode, hooks: scenario.hooks ?? 'none', ours: [], logsOnly: [], hook: [], problems: [] };
     rows.push(row);
     if (Date.now() - started > START_BUDGET_MILLIS) {
       row.problems.push('not run: time budget exhausted');
@@ -327,6 +352,17 @@ async function main(argv) {
       const ours = parseDecisions(replay.stdout, promptOrder, problems, 'replay');
       row.ours = ours.map(compact);
       problems.push(...compareDecisions('replay vs expected', scenario.expectedDecisions, ours, scenario.mode));
+
+      // The same telemetry without its spans (CLAUDE_CODE_ENHANCED_TELEMETRY_BETA unset): the logs
+      // alone must give the design's decisions too.
+      const logsOnlyFile = join(outdir, `${scenario.name}.logs-only.otlp.jsonl`);
+      writeFileSync(logsOnlyFile, withoutSpans(readFileSync(run.otlpFile, 'utf8')));
+      const logsOnly = runReplay(logsOnlyFile, scenario.mode);
+      if (logsOnly.status !== 0) problems.push(`logs-only replay exited ${logsOnly.status}: ${logsOnly.stderr.split('\n').slice(-5).join(' | ')}`);
+      if (/VIOLATED/.test(logsOnly.stderr)) problems.push(`logs-only replay invariant VIOLATED: ${logsOnly.stderr.split('\n').filter((l) => /VIOLATED/.test(l)).join(' | ')}`);
+      const oursLogsOnly = parseDecisions(logsOnly.stdout, promptOrder, problems, 'logs-only replay');
+      row.logsOnly = oursLogsOnly.map(compact);
+      problems.push(...compareDecisions('logs-only replay vs expected', scenario.expectedDecisionsLogsOnly ?? scenario.expectedDecisions, oursLogsOnly, scenario.mode));
 
       const hookText = readFileSync(run.hookDecisionsFile, 'utf8');
       if (scenario.hooks === 'guard') {
@@ -367,7 +403,7 @@ async function main(argv) {
   const totalSeconds = Math.round((Date.now() - started) / 100) / 10;
   writeFileSync(join(outdir, 'summary.json'), JSON.stringify({ claudeCode: version, cli: CLAUDE_CLI, isolated: isIsolated(), totalSeconds, rows }, null, 2));
 
-  const table = [['scenario', 'mode', 'hooks', 'batches', 'replay decisions (= expected)', 'hook decisions']];
+  const table = [['scenario', 'mode', 'hooks', 'batches', 'replay decisions (= expected)', 'logs only (= expected)', 'hook decisions']];
   for (const r of rows) {
     table.push([
       `${r.ok ? '' : 'FAIL '}${r.name}`,
@@ -375,6 +411,7 @@ async function main(argv) {
       r.hooks,
       String(r.batches ?? '-'),
       r.ours.join(' ') || '-',
+      r.logsOnly.join(' ') === r.ours.join(' ') ? 'same' : r.logsOnly.join(' ') || '-',
       r.hooks === 'guard' ? r.hook.join(' ') || '-' : 'n/a',
     ]);
   }

@@ -1,5 +1,5 @@
 // @ts-check
-/* global process, console */
+/* global process, console, setTimeout */
 /**
  * Runs one Claude Code conformance scenario end to end against the real CLI, offline: a throwaway
  * HOME and working directory, the scripted fake Anthropic Messages API and an OTLP/HTTP JSON sink,
@@ -45,6 +45,8 @@ export const OUR_CLI = resolve(process.env.RTFG_REPLAY_CLI ?? join(repoRoot, 'di
  *   claude-code-hook` for PreToolUse, PostToolUseFailure and PostToolBatch. A logging hook that
  *   records every hook input is always registered.
  * @property {{ git?: boolean, files?: Record<string, string> }} [cwd]
+ * @property {Record<string, unknown>} [settings] Extra user settings merged into `~/.claude/settings.json`
+ *   (e.g. `permissions.deny` rules).
  * @property {string[]} [mcpServers] Names of stdio MCP servers to register (`--mcp-config`), each
  *   `mcp-failing-server.mjs <name>`: its tools are `mcp__<name>__lookup_ticket`, `…__fetch_page`
  *   (both answer `isError: true`) and `…__list_items` (succeeds).
@@ -52,6 +54,9 @@ export const OUR_CLI = resolve(process.env.RTFG_REPLAY_CLI ?? join(repoRoot, 'di
  * @property {Record<string, import('../fake-provider.mjs').ToolCallSpec[][]>} [subagentScripts]
  * @property {ExpectedDecision[]} expectedDecisions What the design's reducer must decide, in
  *   order; decisions `none` are not listed.
+ * @property {ExpectedDecision[]} [expectedDecisionsLogsOnly] What the design's reducer must decide from
+ *   the same telemetry without its spans, when that differs (what only the beta spans carry, such
+ *   as an MCP call's server-qualified name); default `expectedDecisions`.
  * @property {Expectations} expectedOutcome
  */
 
@@ -79,6 +84,8 @@ export const OUR_CLI = resolve(process.env.RTFG_REPLAY_CLI ?? join(repoRoot, 'di
  *   seen by the model in one request; default 0.
  * @property {number} [failedToolResults] `claude_code.tool_result` events with `success="false"` (all prompts, subagents included).
  * @property {number} [subagentRequests] Subagent model requests.
+ * @property {number} [recordsBeforeApiRequest] At least this many `tool_decision`/`tool_result` events were
+ *   emitted before the `api_request` event of their own response (a streamed response's first calls).
  * @property {number} [invisibleFailedCalls] Calls answered with `is_error` that left no telemetry event (validation errors, unknown tools).
  */
 
@@ -169,6 +176,41 @@ function hookSettings(hookLog, guard) {
 }
 
 /**
+ * Sends the prompt as a stream-json user message, then an `interrupt` control request
+ * `afterMillis` after the assistant message with the calls of the given round (ids starting with
+ * `callPrefix`) appeared on stdout, and closes stdin once the `result` line is out.
+ * @param {import('node:child_process').ChildProcess} child
+ * @param {string} text
+ * @param {string} callPrefix
+ * @param {number} afterMillis
+ * @param {string[]} out The stdout chunks so far (appended by the caller).
+ * @param {(line: string) => void} log
+ */
+function driveInterrupt(child, text, callPrefix, afterMillis, out, log) {
+  /** @param {object} message */
+  const send = (message) => {
+    if (child.stdin && !child.stdin.destroyed) child.stdin.write(`${JSON.stringify(message)}\n`);
+  };
+  send({ type: 'user', message: { role: 'user', content: text }, parent_tool_use_id: null, session_id: '' });
+  let sent = false;
+  let closed = false;
+  child.stdout?.on('data', () => {
+    const all = out.join('');
+    if (!sent && all.includes(`"id":"${callPrefix}`)) {
+      sent = true;
+      setTimeout(() => {
+        log(`interrupt (${callPrefix}*)`);
+        send({ type: 'control_request', request_id: 'rtfg-interrupt-1', request: { subtype: 'interrupt' } });
+      }, afterMillis);
+    }
+    if (!closed && /"type":"result"/.test(all)) {
+      closed = true;
+      child.stdin?.end();
+    }
+  });
+}
+
+/**
  * Runs one scenario.
  * @param {ClaudeScenario} scenario
  * @param {{ outdir: string, log?: (line: string) => void, keepMetrics?: boolean }} options
@@ -204,7 +246,7 @@ export async function runClaudeScenario(scenario, { outdir, log = () => {}, keep
   }
   writeFileSync(
     join(home, '.claude', 'settings.json'),
-    JSON.stringify({ hooks: hookSettings(hookLog, scenario.hooks === 'guard') }, null, 2),
+    JSON.stringify({ ...scenario.settings, hooks: hookSettings(hookLog, scenario.hooks === 'guard') }, null, 2),
   );
 
   const dumpDir = process.env.FAKE_PROVIDER_DUMP ? join(outdir, `${scenario.name}.requests`) : undefined;
@@ -252,9 +294,12 @@ export async function runClaudeScenario(scenario, { outdir, log = () => {}, keep
   try {
     for (const [index, p] of scenario.prompts.entries()) {
       const text = `${p.text} [rtfg-prompt ${index + 1}]`;
+      // A prompt the user interrupts goes in through stream-json input, the way the Agent SDK
+      // drives the CLI: its `interrupt` control request is the SDK's `interrupt()`.
+      const interrupt = p.interrupt;
       const args = [
         '-p',
-        text,
+        ...(interrupt ? ['--input-format', 'stream-json'] : [text]),
         '--output-format',
         'stream-json',
         '--verbose',
@@ -264,7 +309,7 @@ export async function runClaudeScenario(scenario, { outdir, log = () => {}, keep
         ...(index === 0 ? ['--session-id', sessionId] : ['--resume', sessionId]),
         ...(scenario.mcpServers?.length ? ['--mcp-config', mcpConfig, '--strict-mcp-config'] : []),
       ];
-      const child = spawn(CLAUDE_CLI, args, { cwd, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+      const child = spawn(CLAUDE_CLI, args, { cwd, env, detached: true, stdio: [interrupt ? 'pipe' : 'ignore', 'pipe', 'pipe'] });
       if (child.pid !== undefined) live.add(child.pid);
       child.once('exit', () => live.delete(child.pid));
       log(`${scenario.name}: prompt ${index + 1}, pid ${child.pid}`);
@@ -272,6 +317,7 @@ export async function runClaudeScenario(scenario, { outdir, log = () => {}, keep
       const out = [];
       child.stdout?.setEncoding('utf8');
       child.stdout?.on('data', (d) => out.push(d));
+      if (interrupt) driveInterrupt(child, text, `toolu_p${index + 1}r${interrupt.round}_`, interrupt.afterMillis, out, log);
       child.stderr?.setEncoding('utf8');
       child.stderr?.on('data', (d) => stderrAll.push(d));
       const forcedKill = await endChild(child, RUN_TIMEOUT_MILLIS);

@@ -19,7 +19,8 @@ import { looksLikeGenAi } from './genai/detect.js';
 import { QwenCodeProfile } from './qwen-code/qwen-code-profile.js';
 import { QwenCodeReportInputsCollector } from './qwen-code/report-inputs.js';
 import type { ReportInputsReader } from './report-inputs.js';
-import type { WireProfile, WireProfileReads } from './wire-profile.js';
+import type { NotCheckableInvariants, WireProfile, WireProfileReads } from './wire-profile.js';
+import { CLAUDE_CODE_BLIND_SPOTS, CLAUDE_CODE_NOT_CHECKABLE } from './claude-code/blind-spots.js';
 import { QWEN_CODE_TOOL_ERROR_TYPES } from './qwen-code/tool-error-types.js';
 import { GeminiCliProfile } from './gemini-cli/gemini-cli-profile.js';
 import { GEMINI_CLI_READS } from './gemini-cli/reads.js';
@@ -57,6 +58,10 @@ export interface WireProfileDefinition {
   create(engine: FailureEngine, repetition: RepetitionEngine, options: WireProfileOptions): WireProfile;
   /** Collects the shadow report's usage, calls and prompt extents from this wire; absent: the report shows none. */
   readonly readReportInputs?: ReportInputsReader;
+  /** What this wire cannot show the guard (fixed sentences `replay` and the report print); absent: nothing known. */
+  readonly blindSpots?: readonly string[];
+  /** The Phase 1 invariants this wire cannot show a violation of; absent: all are checkable. */
+  readonly notCheckable?: NotCheckableInvariants;
 }
 
 /**
@@ -98,6 +103,8 @@ export const WIRE_PROFILES = {
     executionErrorTypes: CLAUDE_CODE_FAILURE_CLASSES,
     reads: () => CLAUDE_CODE_READS,
     create: (engine) => new ClaudeCodeProfile(engine),
+    blindSpots: CLAUDE_CODE_BLIND_SPOTS,
+    notCheckable: CLAUDE_CODE_NOT_CHECKABLE,
   },
   'gemini-cli': {
     defaultNamespace: 'gemini-cli',

@@ -86,6 +86,32 @@ export interface WireProfileReads {
   readonly logAttributes: readonly string[];
 }
 
+/**
+ * The design's Phase 1 invariants (ids of `auditInvariants` in `replay/audit.ts`) whose violation a
+ * wire cannot show, each with a short fixed reason: printed `not checkable` instead of `held`.
+ * `always`: whatever the input holds; `withoutSpan`: unless the input has a span named `unlessSpan`.
+ */
+export interface NotCheckableInvariants {
+  readonly always: Readonly<Record<string, string>>;
+  readonly unlessSpan?: string;
+  readonly withoutSpan?: Readonly<Record<string, string>>;
+}
+
+/**
+ * The invariants `spec` makes not checkable for an input with these spans (id → reason); empty
+ * without a spec.
+ */
+export function notCheckableFor(spec: NotCheckableInvariants | undefined, spans: readonly { readonly name: string }[]): Readonly<Record<string, string>> {
+  if (spec === undefined) return {};
+  const spanSeen = spec.unlessSpan !== undefined && spans.some((s) => s.name === spec.unlessSpan);
+  return spanSeen || spec.withoutSpan === undefined ? spec.always : { ...spec.always, ...spec.withoutSpan };
+}
+
+/** Every reason `spec` can give (the closed vocabulary of reasons, for audits). */
+export function notCheckableReasons(spec: NotCheckableInvariants | undefined): string[] {
+  return spec === undefined ? [] : [...Object.values(spec.always), ...Object.values(spec.withoutSpan ?? {})];
+}
+
 /** Builds a profile bound to the failure guard's engine and the repetition breaker. */
 export type WireProfileFactory = (engine: FailureEngine, repetition: RepetitionEngine) => WireProfile;
 

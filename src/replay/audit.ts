@@ -13,7 +13,14 @@ import type { EmittedGuardRecord } from './replay.js';
 export interface InvariantResult {
   readonly id: string;
   readonly description: string;
+  /** No violation was found. */
   readonly held: boolean;
+  /**
+   * Why the input could not show a violation of this invariant (a fixed reason from the profile's
+   * registry entry), when it could not: then `held` means only that none was seen, and the
+   * invariant is printed `not checkable` unless a violation was found anyway.
+   */
+  readonly notCheckable?: string;
   /** Short, data-free explanations of violations (prompt ids and batch numbers only). */
   readonly violations: readonly string[];
 }
@@ -211,12 +218,15 @@ function attributeProblem(
  * @param emitted - the guard's own emitted logs and metric points
  * @param ids - the prompt and session ids of the input ({@link inputIdentifiers})
  * @param namespace - namespace of emitted names
+ * @param notCheckable - invariants the input cannot show a violation of (id → reason;
+ *   `ReplayResult.notCheckable`); default none
  */
 export function auditInvariants(
   decisions: readonly BatchDecision[],
   emitted: readonly EmittedGuardRecord[],
   ids: InputIdentifiers,
   namespace = 'qwen-code',
+  notCheckable: Readonly<Record<string, string>> = {},
 ): InvariantResult[] {
   const counted: string[] = [];
   const incomplete: string[] = [];
@@ -250,12 +260,10 @@ export function auditInvariants(
     }
     if (r.kind === 'log' && (typeof r.body !== 'string' || !BODY.test(r.body))) leaks.push(`log ${r.name}: a body that is not a fixed template`);
   }
-  const result = (id: string, description: string, violations: string[]): InvariantResult => ({
-    id,
-    description,
-    held: violations.length === 0,
-    violations,
-  });
+  const result = (id: string, description: string, violations: string[]): InvariantResult => {
+    const why = Object.prototype.hasOwnProperty.call(notCheckable, id) ? notCheckable[id] : undefined;
+    return { id, description, held: violations.length === 0, ...(why === undefined ? {} : { notCheckable: why }), violations };
+  };
   return [
     result('no_ineligible_counted', 'zero cancelled, not_started, unknown or post-execution outcomes counted', counted),
     result('no_incomplete_decisions', 'zero decisions based on incomplete batches', incomplete),

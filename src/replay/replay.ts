@@ -7,14 +7,14 @@ import { AggregationTemporality, InMemoryMetricExporter, MeterProvider, Periodic
 import { InMemoryLogRecordExporter, LoggerProvider, SimpleLogRecordProcessor } from '@opentelemetry/sdk-logs';
 import type { SdkLogRecord } from '@opentelemetry/sdk-logs';
 import type { ReadableSpan, Span } from '@opentelemetry/sdk-trace-base';
-import { detectWireProfiles } from '../profiles/registry.js';
-import type { WireProfileName } from '../profiles/registry.js';
+import { detectWireProfiles, WIRE_PROFILES } from '../profiles/registry.js';
+import type { WireProfileDefinition, WireProfileName } from '../profiles/registry.js';
 import { sampleTelemetry } from '../profiles/detect.js';
 import type { BatchDecision, UnjudgedReason } from '../engine/failure-types.js';
 import type { RepetitionDecisionRecord } from '../engine/repetition-engine.js';
 import { RepeatedToolFailureGuard } from '../otel/repeated-tool-failure-guard.js';
 import type { BatchSpanProfileOptions } from '../profiles/batch-span/batch-span-profile.js';
-import { hrTimeToMillis } from '../profiles/wire-profile.js';
+import { hrTimeToMillis, notCheckableFor } from '../profiles/wire-profile.js';
 import type { GuardMode } from '../core/failure/types.js';
 import type { RecordBatch, RecordedLog, RecordedSpan } from '../otlp/records.js';
 import { inTreeGuardEvents } from '../profiles/qwen-code/in-tree.js';
@@ -88,6 +88,13 @@ export interface ReplayResult {
    */
   readonly clockAnomalies: number;
   readonly lateRecords: number;
+  /**
+   * The Phase 1 invariants this input cannot show a violation of (id → reason), from the profile's
+   * registry entry and the input's spans: `auditInvariants` reports them `not checkable`. Absent: none.
+   */
+  readonly notCheckable?: Readonly<Record<string, string>>;
+  /** What the profile's wire cannot show the guard (fixed sentences). Absent: nothing known. */
+  readonly blindSpots?: readonly string[];
 }
 
 interface TimedEvent {
@@ -231,6 +238,7 @@ export async function replayRecords(records: RecordBatch | ProjectedRecordBatch,
   }
   await meterProvider.shutdown();
   await loggerProvider.shutdown();
+  const definition: WireProfileDefinition = WIRE_PROFILES[profile];
   return {
     decisions,
     repetition,
@@ -245,5 +253,7 @@ export async function replayRecords(records: RecordBatch | ProjectedRecordBatch,
     detectedProfiles,
     namespace: guard.options.namespace,
     clockAnomalies: whole === undefined ? clockAnomalies : whole.clockAnomalies,
+    notCheckable: notCheckableFor(definition.notCheckable, records.spans),
+    blindSpots: definition.blindSpots ?? [],
   };
 }

@@ -8,6 +8,8 @@
 import { RESET_REASONS } from '../core/failure/types.js';
 import type { UnjudgedReason } from '../engine/failure-types.js';
 import { WIRE_PROFILES } from '../profiles/registry.js';
+import type { WireProfileDefinition } from '../profiles/registry.js';
+import { notCheckableReasons } from '../profiles/wire-profile.js';
 import type { InputIdentifiers } from '../replay/audit.js';
 import type { ReportData } from './report-data.js';
 import { BREAKER_VARIANTS, FAILURE_VARIANTS } from './what-if.js';
@@ -20,6 +22,12 @@ const LABEL = /^(\(unset\)|\(other\)|-|[A-Za-z0-9][A-Za-z0-9._+-]{0,63})$/;
 const ROW_ID = /^(threshold-\d{1,3}x\d{1,2}|breaker-\d{1,3}x\d{1,3})$/;
 
 type Check = (value: string, ids: InputIdentifiers) => boolean;
+
+const DEFINITIONS: readonly WireProfileDefinition[] = Object.values(WIRE_PROFILES);
+/** Every profile's fixed blind-spot sentences. */
+const BLIND_SPOTS: ReadonlySet<string> = new Set(DEFINITIONS.flatMap((d) => d.blindSpots ?? []));
+/** Every profile's fixed reasons for an invariant it cannot check. */
+const NOT_CHECKABLE_REASONS: ReadonlySet<string> = new Set(DEFINITIONS.flatMap((d) => notCheckableReasons(d.notCheckable)));
 
 const oneOf =
   (...values: string[]): Check =>
@@ -45,6 +53,8 @@ const FIELDS: Readonly<Record<string, Check>> = {
   id: (v) => ROW_ID.test(v) || v in FAILURE_VARIANTS || v in BREAKER_VARIANTS || IDENTIFIER.test(v),
   description: () => true, // fixed invariant descriptions from replay/audit.ts; checked below
   variant: (v) => v in FAILURE_VARIANTS || v in BREAKER_VARIANTS,
+  blindSpots: (v) => BLIND_SPOTS.has(v),
+  notCheckable: (v) => NOT_CHECKABLE_REASONS.has(v),
 };
 
 /** Keys of count maps, by the map's field name. */

@@ -96,7 +96,7 @@ th,td{border:1px solid var(--line);padding:4px 9px;text-align:right;vertical-ali
 th{background:#f1f4f7;font-weight:600;font-size:12px}
 td:first-child,th:first-child{text-align:left}
 tr.default td{background:#fff6e0;font-weight:600}
-.held{color:${COLORS.good};font-weight:600}.violated{color:${COLORS.bad};font-weight:600}
+.held{color:${COLORS.good};font-weight:600}.violated{color:${COLORS.bad};font-weight:600}.unchecked{font-weight:600}
 figure{margin:10px 0 18px;background:#fff;border:1px solid var(--line);border-radius:6px;padding:8px}
 figure svg{display:block;max-width:100%;height:auto}
 figcaption{font-size:12px;color:var(--muted);margin-top:4px}
@@ -138,8 +138,12 @@ export function renderReportHtml(data: ReportData, render: ChartRenderer): strin
 ${s.byDeployment.some((r) => r.group === '(unset)') ? '<p class="muted">(unset): the Resource has no <code>deployment.environment</code>. The design asks for one before a per-environment conclusion can be drawn.</p>' : ''}
 <h3>Phase 1 invariants</h3>${table(
     ['invariant', 'result', 'violations'],
-    s.invariants.map((i) => [e(i.description), i.held ? '<span class="held">held</span>' : '<span class="violated">VIOLATED</span>', n(i.violations)]),
-  )}</section>`);
+    s.invariants.map((i) => [
+      e(i.description),
+      !i.held ? '<span class="violated">VIOLATED</span>' : i.notCheckable === undefined ? '<span class="held">held</span>' : `<span class="unchecked">not checkable</span>: ${e(i.notCheckable)}`,
+      n(i.violations),
+    ]),
+  )}${data.blindSpots.length === 0 ? '' : `<h3>What this telemetry cannot show</h3><ul class="blind-spots">${data.blindSpots.map((b) => `<li>${e(b)}</li>`).join('')}</ul>`}</section>`);
 
   // 2. Savings
   const sv = data.savings;

@@ -82,12 +82,16 @@ export interface ReportInvariant {
   readonly id: string;
   readonly description: string;
   readonly held: boolean;
+  /** Why the input could not show a violation (a fixed reason of the profile), when it could not. */
+  readonly notCheckable?: string;
   readonly violations: number;
 }
 
 /** Everything the report shows. */
 export interface ReportData {
   readonly profile: string;
+  /** What the profile's telemetry cannot show the guard (the registry entry's fixed sentences). */
+  readonly blindSpots: readonly string[];
   readonly spans: number;
   readonly logs: number;
   readonly firstMillis: number | undefined;
@@ -348,6 +352,7 @@ export function buildReportData(
   }
   return {
     profile,
+    blindSpots: result.blindSpots ?? [],
     spans: result.spanCount,
     logs: result.logCount,
     firstMillis: Number.isFinite(firstMillis) ? firstMillis : undefined,
@@ -365,7 +370,13 @@ export function buildReportData(
       repetition,
       byProfile: group(byProfile),
       byDeployment: group(byDeployment),
-      invariants: invariants.map((i) => ({ id: i.id, description: i.description, held: i.held, violations: i.violations.length })),
+      invariants: invariants.map((i) => ({
+        id: i.id,
+        description: i.description,
+        held: i.held,
+        ...(i.notCheckable === undefined ? {} : { notCheckable: i.notCheckable }),
+        violations: i.violations.length,
+      })),
     },
     savings: { usageSource: inputs.usageSource, prompts: savings, totalAfterReminder, totalAfterStop },
     timelines,

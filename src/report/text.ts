@@ -201,10 +201,22 @@ export function renderComparison(c: ComparisonResult): string[] {
   return lines;
 }
 
-/** Invariant lines. */
+/** What the profile's telemetry cannot show (its registry entry's fixed sentences), under the summary. */
+export function renderBlindSpots(blindSpots: readonly string[] | undefined): string[] {
+  return (blindSpots ?? []).map((b) => `  not visible in this telemetry: ${b}`);
+}
+
+/**
+ * Invariant lines: `held`, `VIOLATED`, or `not checkable` (with why) when the input could not show
+ * a violation and none was found.
+ */
 export function renderInvariants(results: readonly InvariantResult[]): string[] {
   const lines = ['invariants:'];
   for (const r of results) {
+    if (r.held && r.notCheckable !== undefined) {
+      lines.push(`  not checkable  ${r.description}: ${r.notCheckable}`);
+      continue;
+    }
     lines.push(`  ${r.held ? 'held    ' : 'VIOLATED'}  ${r.description}`);
     for (const v of r.violations.slice(0, 10)) lines.push(`            ${v}`);
     if (r.violations.length > 10) lines.push(`            ... ${r.violations.length - 10} more`);

@@ -21,6 +21,7 @@ import { checkReportWritable, reportCharts, writeReportFile } from './report-fil
 import {
   decisionLine,
   renderComparison,
+  renderBlindSpots,
   renderInvariants,
   renderRepetition,
   renderSummary,
@@ -106,12 +107,13 @@ export async function runReplay(files: readonly string[], options: ReplayCommand
           },
   });
   if (progressShown) io.progress?.('\n');
-  const invariants = auditInvariants(result.decisions, result.emitted, records.whole.identifiers, WIRE_PROFILES[result.profile].defaultNamespace);
+  const invariants = auditInvariants(result.decisions, result.emitted, records.whole.identifiers, WIRE_PROFILES[result.profile].defaultNamespace, result.notCheckable);
   const comparison = options.compare ? compareWithInTree(result.decisions, result.inTree) : undefined;
   const summary = summarise(result.decisions);
   const report: string[] = [
     ...(options.profile === 'auto' ? [`profile: ${result.profile} (detected)`] : []),
     ...renderSummary(summary, result.spanCount, result.logCount, result.unjudgedBatches, result.evictions, result.clockAnomalies),
+    ...renderBlindSpots(result.blindSpots),
     ...renderRepetition(result.repetition),
     ...(comparison === undefined ? [] : renderComparison(comparison)),
     ...renderInvariants(invariants),
