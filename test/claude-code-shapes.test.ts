@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { RecordBatch } from '../src/otlp/records.js';
+import { auditInvariants, inputIdentifiers } from '../src/replay/audit.js';
+import { renderBlindSpots, renderInvariants } from '../src/report/text.js';
 import { decide, fail, Wire } from './helpers/claude-code-wire.js';
 import type { Call, Step } from './helpers/claude-code-wire.js';
 
@@ -127,5 +129,44 @@ describe('claude-code profile: the shapes of the real CLI, with and without span
       [2, false],
     ]);
     expect(result.unjudgedBatches).toEqual([{ promptId: P, batch: 3, reason: 'turn_cancelled' }]);
+  });
+});
+
+describe('claude-code: invariants the telemetry cannot show a violation of', () => {
+  const interrupted = responses([{ calls: fail(4) }, { calls: [...fail(3), { interrupted: true }] }, { calls: fail(1) }]);
+
+  it('logs alone: an interrupted call reads as a failure, so "zero cancelled … counted" is not checkable, not held', async () => {
+    const records = withoutSpans(new Wire().run(interrupted));
+    const { result } = await decide(interrupted, 'shadow', records);
+    const invariants = auditInvariants(result.decisions, result.emitted, inputIdentifiers(records), 'claude-code', result.notCheckable);
+    const byId = new Map(invariants.map((i) => [i.id, i]));
+    expect(byId.get('no_ineligible_counted')?.notCheckable).toMatch(/interrupted/);
+    expect(byId.get('no_incomplete_decisions')?.notCheckable).toMatch(/rejected before they ran/);
+    expect(byId.get('no_enforcement_after_unreliable_drain')?.notCheckable).toMatch(/drain/);
+    expect(byId.get('no_sensitive_telemetry')?.notCheckable).toBeUndefined();
+    const lines = renderInvariants(invariants);
+    expect(lines.filter((l) => l.startsWith('  not checkable  '))).toHaveLength(3);
+    expect(lines.some((l) => l.includes('held') && l.includes('zero cancelled'))).toBe(false);
+  });
+
+  it('with the beta spans the interrupt is marked: that invariant is checked again', async () => {
+    const records = new Wire().run(interrupted);
+    const { result } = await decide(interrupted, 'shadow', records);
+    const invariants = auditInvariants(result.decisions, result.emitted, inputIdentifiers(records), 'claude-code', result.notCheckable);
+    expect(invariants.find((i) => i.id === 'no_ineligible_counted')?.notCheckable).toBeUndefined();
+    expect(invariants.every((i) => i.held)).toBe(true);
+  });
+
+  it('a violation found anyway prints VIOLATED, never not checkable', () => {
+    const lines = renderInvariants([{ id: 'x', description: 'd', held: false, notCheckable: 'why', violations: ['p batch 1'] }]);
+    expect(lines[1]).toBe('  VIOLATED  d');
+  });
+
+  it('the summary names what the telemetry cannot show and that the hook path sees it', async () => {
+    const { result } = await decide(responses([{ calls: fail(1) }]));
+    const lines = renderBlindSpots(result.blindSpots);
+    expect(lines.some((l) => l.includes('leave no record') && l.includes('claude-code-hook path sees every call'))).toBe(true);
+    expect(lines.some((l) => l.includes('interrupted call'))).toBe(true);
+    expect(lines.some((l) => l.includes('mcp_tool'))).toBe(true);
   });
 });

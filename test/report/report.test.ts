@@ -121,3 +121,22 @@ describe('turn-2 cases render', () => {
     expect(data.summary.repetition.would_abort).toBe(1);
   });
 });
+
+describe('what the telemetry cannot show (real Claude Code 2.1.328 capture, logs only)', () => {
+  it('lists the blind spots and prints the invariants it cannot check as not checkable, and passes the privacy audit', async () => {
+    const text = readFileSync('fixtures/claude-code-2.1.328/interrupt-bash-shadow.otlp.jsonl', 'utf8');
+    const logsOnly = text
+      .split('\n')
+      .filter((l) => l.trim() && !l.startsWith('{"resourceSpans"'))
+      .join('\n');
+    const records = parseTelemetryText(logsOnly, 'interrupt-bash-shadow.logs-only.jsonl');
+    const result = await replayRecords(records, { mode: 'shadow' });
+    const { data, html } = await renderReport(records, result, { charts: stubCharts, profile: result.profile });
+    expect(data.profile).toBe('claude-code');
+    expect(data.blindSpots.some((b) => b.includes('claude-code-hook path sees every call'))).toBe(true);
+    const unchecked = data.summary.invariants.filter((i) => i.notCheckable !== undefined).map((i) => i.id);
+    expect(unchecked.sort()).toEqual(['no_enforcement_after_unreliable_drain', 'no_incomplete_decisions', 'no_ineligible_counted']);
+    expect(html).toContain('<span class="unchecked">not checkable</span>');
+    expect(html).toContain('What this telemetry cannot show');
+  });
+});
