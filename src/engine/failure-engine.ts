@@ -104,6 +104,7 @@ export class FailureEngine {
   private readonly _modeOverrides: BoundedMap<string, GuardMode>;
   private readonly _listeners: FailureEngineListener[] = [];
   private _lateRecords = 0;
+  private _afterJudgedRecords = 0;
   private _unadmittedBatches = 0;
   /** Released batches (see {@link FailureEngine._release}). */
   private readonly _spareBatches: OpenBatch[] = [];
@@ -128,9 +129,22 @@ export class FailureEngine {
     return this._settings.mode;
   }
 
-  /** Records that arrived for a prompt that had already finished or been evicted. */
+  /**
+   * Records that arrived for a prompt that had already finished or been evicted, or for a call of a
+   * batch already judged (the second kind also in {@link FailureEngine.afterJudgedRecords}).
+   */
   get lateRecords(): number {
     return this._lateRecords;
+  }
+
+  /**
+   * Records of a call whose batch was already judged that are not its terminal record (a tool
+   * span's start or end): part of {@link FailureEngine.lateRecords}. The call was judged on its
+   * terminal record; how many such records there are depends on how the input was cut into
+   * deliveries (0 to 96 over the same 40 sessions in runs of `bench/serve-skew.mjs`).
+   */
+  get afterJudgedRecords(): number {
+    return this._afterJudgedRecords;
   }
 
   /** Batches not judged because their prompt was not admitted (its start was not seen in time). */
@@ -335,6 +349,8 @@ export class FailureEngine {
     }
     if (entry.closedCalls?.has(update.callId) === true) {
       this._lateRecords += 1;
+      // A span's start or end, not the call's terminal record (which would have settled it).
+      if (update.settled !== true) this._afterJudgedRecords += 1;
       return;
     }
     const closing = entry.closing;

@@ -33,7 +33,7 @@ import type { OtlpSignal } from './otlp-protobuf.js';
 import { anyValue, exceptionEvents, logFromMessage, resourceOf } from './otlp-protobuf-records.js';
 import type { AnyValueMessage, KeyValueMessage, LogRecordMessage, Resourced, SpanMessage } from './otlp-protobuf-records.js';
 import { emptyRecordBatch, RecordedSpan, setAttribute } from './records.js';
-import { pickAttributes, projectResource } from './record-filter.js';
+import { pickAttributes, projectResource, SESSION_ID_KEY } from './record-filter.js';
 import type { RecordBatch, RecordedLog } from './records.js';
 import type { ResourceView, WireProfileReads } from '../profiles/wire-profile.js';
 
@@ -334,9 +334,9 @@ export class OtlpProtobufRecordReader {
         ? WHOLE
         : {
             spanNames: reads.spanNames === undefined ? undefined : new Set(reads.spanNames),
-            spanKeys: new Set(reads.spanAttributes),
+            spanKeys: new Set([...reads.spanAttributes, SESSION_ID_KEY]),
             logEvents: reads.logEventNames === undefined ? undefined : new Set(reads.logEventNames),
-            logKeys: new Set(reads.logAttributes),
+            logKeys: new Set([...reads.logAttributes, SESSION_ID_KEY]),
             bodies: false,
           };
   }

@@ -31,6 +31,13 @@ export const RESOURCE_KEYS_READ: readonly string[] = Object.freeze([
   'deployment.environment.name',
 ]);
 
+/**
+ * Kept on every projected span and log record whatever the profile reads: `serve` orders each
+ * session on its own timeline (its reorder buffer keys producers by it), so a record that lost it
+ * would be ordered apart from the rest of its session.
+ */
+export const SESSION_ID_KEY = 'session.id';
+
 /** Projected Resources by their source object: the records of one Resource keep sharing one. */
 const projectedResources = new WeakMap<object, { readonly attributes: Record<string, unknown> }>();
 
@@ -66,9 +73,9 @@ export class RecordFilter {
   constructor(reads: WireProfileReads | undefined) {
     this._reads = reads;
     this._spanNames = reads?.spanNames === undefined ? undefined : new Set(reads.spanNames);
-    this._spanKeys = [...new Set(reads?.spanAttributes ?? [])];
+    this._spanKeys = [...new Set([...(reads?.spanAttributes ?? []), SESSION_ID_KEY])];
     this._logEvents = reads?.logEventNames === undefined ? undefined : new Set(reads.logEventNames);
-    this._logKeys = [...new Set(reads?.logAttributes ?? [])];
+    this._logKeys = [...new Set([...(reads?.logAttributes ?? []), SESSION_ID_KEY])];
   }
 
   /** Whether every record is kept whole (no reads). */

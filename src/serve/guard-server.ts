@@ -35,7 +35,7 @@ import { DEFAULT_INGEST_BUDGET_BYTES, IngestBudget } from './ingest-budget.js';
 import { estimateLogBytes, estimateSpanBytes, RecordProjection } from './projection.js';
 import { WIRE_PROFILES } from '../profiles/registry.js';
 import { RejectionLog } from './rejection-log.js';
-import { ReorderBuffer } from './reorder-buffer.js';
+import { DEFAULT_MAX_FUTURE_SKEW_MILLIS, ReorderBuffer } from './reorder-buffer.js';
 import { ServeReportCollector } from './report-collector.js';
 import type { ServeReportParts } from './report-collector.js';
 import type { TimedRecord } from './reorder-buffer.js';
@@ -53,7 +53,11 @@ export interface GuardServerOptions {
    * an error that names them.
    */
   readonly exportEndpoint?: string;
-  /** Hold records this long to reorder the span and log streams, in milliseconds. @defaultValue `10000` */
+  /**
+   * Hold records at least this long to reorder the span and log streams, in milliseconds; a record
+   * is held up to 3 times as long while its producer's other stream has not caught up with it
+   * (each producer, a session or else a Resource, is ordered on its own timeline). @defaultValue `10000`
+   */
   readonly graceMillis?: number;
   /** Largest body, in bytes. @defaultValue `16777216` */
   readonly maxBodyBytes?: number;
@@ -137,12 +141,22 @@ export interface GuardServer {
   readonly decisions: BatchDecision[];
   /** Every batch reduced since the start (kept in {@link GuardServer.decisions} or not). */
   decisionCount(): number;
-  /** Records that reached the receiver after their batch could still be judged. */
+  /**
+   * Call records dropped because they arrived behind their producer's watermark (its batch could
+   * no longer be judged with them), plus records of prompts the guard had already finished.
+   */
   lateRecords(): number;
+  /**
+   * Span records of calls whose batch was already judged on the call's terminal record (not in
+   * {@link GuardServer.lateRecords}): how many depends on how the input was cut into requests.
+   */
+  afterJudgedRecords(): number;
   /** Batches not judged on their outcomes so far, by reason. */
   unjudgedBatches(): Readonly<Record<string, number>>;
   /** Spans received so far that end before they start (a clock step). */
   clockAnomalies(): number;
+  /** Records refused so far for a time more than 10 min after their arrival (a producer's clock far ahead). */
+  clockSkewedRecords(): number;
   /** Exports of the guard's own telemetry to `exportEndpoint` that failed so far (`0` without one). */
   telemetryExportsLost(): number;
   /** The ingest budget (held and in-flight bytes, refusals); every receiver checks it. */
@@ -359,10 +373,21 @@ export async function startGuardServer(options: GuardServerOptions = {}): Promis
     if (callLevel) lateDropped += 1;
     else judge(r);
   };
+  let skewNotedAt = Number.NEGATIVE_INFINITY;
+  let skewSinceNote = 0;
   /** Hold records already projected (the receivers project as they decode). */
   const hold = (records: RecordBatch): void => {
-    const { late, heldBytes } = buffer.add(records.spans, records.logs);
+    const { late, skewed, heldBytes } = buffer.add(records.spans, records.logs);
     budget.hold(heldBytes);
+    if (skewed > 0) {
+      skewSinceNote += skewed;
+      const now = Date.now();
+      if (now - skewNotedAt >= 10_000) {
+        log(`serve: refused ${skewSinceNote} record(s) stamped more than ${Math.round(DEFAULT_MAX_FUTURE_SKEW_MILLIS / 60_000)} min after they arrived (a producer's clock is ahead; its records would make its later ones late)`);
+        skewNotedAt = now;
+        skewSinceNote = 0;
+      }
+    }
     spansKept += records.spans.length;
     logsKept += records.logs.length;
     for (const r of late) feedLate(r);
@@ -414,7 +439,9 @@ export async function startGuardServer(options: GuardServerOptions = {}): Promis
   const timer = setInterval(tick, tickMillis);
   let closed: Promise<void> | undefined;
   let finalParts: ServeReportParts | undefined;
-  const lateRecords = (): number => lateDropped + guard.engine.lateRecords;
+  // Records of calls already judged (not their terminal record) are counted apart: their number
+  // follows how the input was cut into requests, not what was lost.
+  const lateRecords = (): number => lateDropped + guard.engine.lateRecords - guard.engine.afterJudgedRecords;
   return {
     url: receiver.url,
     receiver,
@@ -424,9 +451,11 @@ export async function startGuardServer(options: GuardServerOptions = {}): Promis
     decisions,
     decisionCount: () => decisionCount,
     lateRecords,
+    afterJudgedRecords: () => guard.engine.afterJudgedRecords,
     unjudgedBatches: () => ({ ...unjudged }),
     clockAnomalies: () => buffer.clockAnomalies,
     telemetryExportsLost: () => watch?.lostExports ?? 0,
+    clockSkewedRecords: () => buffer.skewedRecords,
     budget,
     ingest,
     ingestStats: () => ({ spansKept, logsKept, held: buffer.size }),

@@ -126,6 +126,6 @@ export async function runServe(options: ServeCommandOptions, io: CommandIo): Pro
   const lost = server.telemetryExportsLost();
   const exportsLost = lost > 0 ? `; ${lost} export(s) of guard telemetry to ${options.exportEndpoint ?? ''} failed` : '';
   io.err(
-    `serve: stopped after ${server.decisionCount()} batch decision(s); ${server.lateRecords()} late record(s); unjudged batches: ${unjudged.length === 0 ? 'none' : unjudged.join(', ')}; ${server.clockAnomalies()} span(s) ending before they start${unadmitted}${exportsLost}`,
+    `serve: stopped after ${server.decisionCount()} batch decision(s); ${server.lateRecords()} late record(s)${server.afterJudgedRecords() > 0 ? ` (and ${server.afterJudgedRecords()} span record(s) of calls already judged)` : ''}; unjudged batches: ${unjudged.length === 0 ? 'none' : unjudged.join(', ')}; ${server.clockAnomalies()} span(s) ending before they start${unadmitted}${exportsLost}`,
   );
 }
