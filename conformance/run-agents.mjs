@@ -22,8 +22,8 @@ const lines = [];
 let failed = 0;
 for (const [name, script] of agents) {
   console.log(`\n== ${name}`);
-  // Each run bounds itself (isolated re-execution killed after at most 330 s; Claude Code 540 s; gemini-cli 660 s).
-  const r = spawnSync(process.execPath, [/** @type {string} */ (script)], { stdio: 'inherit', timeout: 720_000 });
+  // Each run bounds itself (isolated re-execution killed after at most 330 s; Claude Code 720 s; gemini-cli 660 s).
+  const r = spawnSync(process.execPath, [/** @type {string} */ (script)], { stdio: 'inherit', timeout: 780_000 });
   const ok = r.status === 0;
   if (!ok) failed++;
   lines.push(`${name}: ${ok ? 'passed' : `FAILED (exit ${r.status ?? r.signal})`}`);

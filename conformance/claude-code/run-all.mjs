@@ -35,8 +35,8 @@ import {
 
 const here = dirname(fileURLToPath(import.meta.url));
 /** No scenario starts after this much time (a scenario is bounded by about 70 s per prompt). */
-const START_BUDGET_MILLIS = 420_000;
-const ISOLATED_RUN_TIMEOUT_MILLIS = 540_000;
+const START_BUDGET_MILLIS = 600_000;
+const ISOLATED_RUN_TIMEOUT_MILLIS = 720_000;
 const REPLAY_TIMEOUT_MILLIS = 20_000;
 
 const COMPARED = /** @type {const} */ ([
