@@ -7,12 +7,14 @@ import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { REPEATED_TOOL_FAILURE_REMINDER, REPEATED_TOOL_FAILURE_STOP_TEXT } from '../src/core/failure/reducer.js';
 import { REPETITION_ABORT_TEXT, REPETITION_WARNING_TEXT } from '../src/core/repetition/reducer.js';
-import { claudeCodeHookSettings, defaultStateDir, runClaudeCodeHook } from '../src/cli/commands/claude-code-hook.js';
-import { HookStateStore } from '../src/cli/commands/claude-code-hook-state.js';
-import { initialHookState, stepHook } from '../src/profiles/claude-code/hook-guard.js';
-import type { HookSessionState } from '../src/profiles/claude-code/hook-guard.js';
-import { parseClaudeCodeHookInput } from '../src/profiles/claude-code/hook-input.js';
-import type { ClaudeCodeHookInput } from '../src/profiles/claude-code/hook-input.js';
+import { claudeCodeHookSettings, runClaudeCodeHook } from '../src/cli/commands/claude-code-hook.js';
+import { CLAUDE_CODE_HOOK_ADAPTER } from '../src/hooks/claude-code/claude-code-adapter.js';
+import { parseClaudeCodeHookInput } from '../src/hooks/claude-code/hook-input.js';
+import type { HookEvent } from '../src/hooks/hook-event.js';
+import { defaultHookStateDir } from '../src/hooks/hook-runtime.js';
+import { initialHookState, promptKey, stepHookSession } from '../src/hooks/hook-session.js';
+import type { HookSessionState } from '../src/hooks/hook-session.js';
+import { HookStateStore } from '../src/hooks/state-store.js';
 import type { GuardMode } from '../src/core/failure/types.js';
 
 const run = promisify(execFile);
@@ -51,11 +53,19 @@ const pre = (id: string, command = 'git status') => ({
   tool_use_id: id,
 });
 
-function parse(v: unknown): ClaudeCodeHookInput {
+function parse(v: unknown): HookEvent {
   const input = parseClaudeCodeHookInput(v);
   if (input === undefined) throw new Error('unparsed');
   return input;
 }
+
+const VOCABULARY = new Set(CLAUDE_CODE_HOOK_ADAPTER.vocabulary);
+/** One runtime step with the Claude Code adapter's output. */
+function stepHook(state: HookSessionState, event: HookEvent, mode: GuardMode, t: number) {
+  const step = stepHookSession(state, event, mode, t, { vocabulary: VOCABULARY });
+  return { ...step, output: CLAUDE_CODE_HOOK_ADAPTER.format(event, step.action) };
+}
+const defaultStateDir = (env: Record<string, string | undefined>) => defaultHookStateDir(CLAUDE_CODE_HOOK_ADAPTER, env);
 
 /** Failing batches of `sizes` calls, through the pure step function; returns outputs and decisions per batch. */
 function loop(mode: GuardMode, sizes: readonly number[]) {
@@ -78,20 +88,21 @@ function loop(mode: GuardMode, sizes: readonly number[]) {
 }
 
 describe('claude-code hook input', () => {
-  it('parses the four events it acts on and flags subagent inputs', () => {
+  it('parses the four events it acts on and ignores subagent inputs', () => {
     expect(parse(failure('t1'))).toEqual({
-      event: 'PostToolUseFailure',
+      type: 'call_settled',
       sessionId: 'session-1',
       promptId: 'prompt-1',
-      subagent: false,
       toolName: 'Bash',
-      toolUseId: 't1',
-      failure: { kind: 'failure', failureClass: 'shell_error' },
+      toolType: 'native',
+      callId: 't1',
+      outcome: { kind: 'failure', errorType: 'shell_error' },
     });
-    expect(parse(failure('t1', 'Read', { is_interrupt: true })).event === 'PostToolUseFailure' && parse(failure('t1', 'Read', { is_interrupt: true }))).toMatchObject({ failure: { kind: 'cancelled' } });
-    expect(parse({ ...failure('t1'), agent_id: 'abb617e581ddf3e74', agent_type: 'general-purpose' }).subagent).toBe(true);
-    expect(parse(pre('t2'))).toMatchObject({ event: 'PreToolUse', toolName: 'Bash', toolUseId: 't2' });
-    expect(parse({ ...common(), hook_event_name: 'UserPromptSubmit', prompt: 'fix it' })).toEqual({ event: 'UserPromptSubmit', sessionId: 'session-1', promptId: 'prompt-1', subagent: false });
+    expect(parse(failure('t1', 'Read', { is_interrupt: true }))).toMatchObject({ outcome: { kind: 'cancelled' } });
+    expect(parse(failure('t1', 'mcp__srv__query'))).toMatchObject({ toolType: 'mcp', outcome: { kind: 'failure', errorType: 'mcp_error' } });
+    expect(parseClaudeCodeHookInput({ ...failure('t1'), agent_id: 'abb617e581ddf3e74', agent_type: 'general-purpose' })).toBeUndefined();
+    expect(parse(pre('t2'))).toMatchObject({ type: 'call_started', toolName: 'Bash', callId: 't2' });
+    expect(parse({ ...common(), hook_event_name: 'UserPromptSubmit', prompt: 'fix it' })).toEqual({ type: 'prompt_started', sessionId: 'session-1', promptId: 'prompt-1' });
   });
 
   it('reads a PostToolBatch: a <tool_use_error> result is not_started, a malformed entry makes it incomplete', () => {
@@ -104,7 +115,15 @@ describe('claude-code hook input', () => {
         { tool_name: 'Read', tool_input: {}, tool_use_id: 'c', tool_response: { type: 'text', file: {} } },
       ],
     });
-    expect(b).toMatchObject({ event: 'PostToolBatch', complete: true, calls: [{ toolUseId: 'a', notStarted: false }, { toolUseId: 'b', notStarted: true }, { toolUseId: 'c', notStarted: false }] });
+    expect(b).toMatchObject({
+      type: 'batch_settled',
+      complete: true,
+      calls: [
+        { callId: 'a', outcome: { kind: 'success' } },
+        { callId: 'b', outcome: { kind: 'not_started' } },
+        { callId: 'c', outcome: { kind: 'success' } },
+      ],
+    });
     expect(parse({ ...batch(['a']), tool_calls: [{ tool_name: 'Bash' }, 7] })).toMatchObject({ complete: false, calls: [] });
   });
 
@@ -161,14 +180,12 @@ describe('claude-code hook step (pure)', () => {
     expect(step.decisions.map((d) => [d.decision, d.resetReason])).toEqual([['reset', 'success']]);
   });
 
-  it('a new prompt_id starts a fresh guard; subagent inputs change nothing', () => {
+  it('a new prompt_id starts a fresh guard; subagent inputs are not events', () => {
     const first = loop('enforce', [4, 3]);
     expect(first.state.guard.phase).toBe('tracking');
-    const sub = stepHook(first.state, parse({ ...batch(['s1']), agent_id: 'a1', agent_type: 'general-purpose' }), 'enforce', 2);
-    expect(sub.state.guard).toEqual(first.state.guard);
-    expect(sub.decisions).toEqual([]);
+    expect(parseClaudeCodeHookInput({ ...batch(['s1']), agent_id: 'a1', agent_type: 'general-purpose' })).toBeUndefined();
     const next = stepHook(first.state, parse({ ...failure('n1'), prompt_id: 'prompt-2' }), 'enforce', 3);
-    expect(next.state.promptId).toBe('prompt-2');
+    expect(next.state.prompt).toBe(promptKey('prompt-2'));
     expect(next.state.guard.phase).toBe('idle');
     expect(next.state.batches).toBe(0);
   });
@@ -210,17 +227,17 @@ describe('claude-code-hook command and its state file', () => {
   };
   const fresh = () => mkdtempSync(join(tmpdir(), 'rtfg-cc-hook-'));
 
-  it('runs the enforce loop across invocations through the state file, and appends the decisions', () => {
+  it('runs the enforce loop across invocations through the state file, and appends the decisions', async () => {
     const dir = fresh();
     const decisionsFile = join(dir, 'decisions.jsonl');
     const outs: string[] = [];
-    [3, 3, 2, 1].forEach((n, b) => {
+    for (const [b, n] of [3, 3, 2, 1].entries()) {
       const ids = Array.from({ length: n }, (_, i) => `t${b}_${i}`);
-      for (const id of ids) expect(runClaudeCodeHook(JSON.stringify(failure(id)), { mode: 'enforce', stateDir: join(dir, 's') }, io().io)).toBe(0);
+      for (const id of ids) expect(await runClaudeCodeHook(JSON.stringify(failure(id)), { mode: 'enforce', stateDir: join(dir, 's') }, io().io)).toBe(0);
       const o = io();
-      expect(runClaudeCodeHook(JSON.stringify(batch(ids)), { mode: 'enforce', stateDir: join(dir, 's'), decisionsFile }, o.io)).toBe(0);
+      expect(await runClaudeCodeHook(JSON.stringify(batch(ids)), { mode: 'enforce', stateDir: join(dir, 's'), decisionsFile }, o.io)).toBe(0);
       outs.push(o.out.join(''));
-    });
+    }
     expect(outs.map((o) => (o === '' ? '' : Object.keys(JSON.parse(o)).join()))).toEqual(['', '', 'hookSpecificOutput', 'decision,reason']);
     const lines = readFileSync(decisionsFile, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
     expect(lines.map((l) => `${l.promptId}/${l.batch}:${l.decision}`)).toEqual(['prompt-1/1:tracked', 'prompt-1/2:tracked', 'prompt-1/3:warned', 'prompt-1/4:stopped']);
@@ -228,26 +245,26 @@ describe('claude-code-hook command and its state file', () => {
     expect(lines[0].guard).toBe('repeated_tool_failure');
   });
 
-  it.each(['QWEN_CODE_ACP_REPEATED_TOOL_FAILURE_GUARD', 'REPEATED_TOOL_FAILURE_GUARD_MODE'])('takes the mode from %s (invalid → shadow); off keeps no state', (variable) => {
+  it.each(['QWEN_CODE_ACP_REPEATED_TOOL_FAILURE_GUARD', 'REPEATED_TOOL_FAILURE_GUARD_MODE'])('takes the mode from %s (invalid → shadow); off keeps no state', async (variable) => {
     for (const [value, wantOutput] of [['enforce', true], ['bogus', false], [undefined, false]] as const) {
       const dir = fresh();
       const env = { [variable]: value, HOME: dir };
       let last = io();
-      [4, 4].forEach((n, b) => {
+      for (const [b, n] of [4, 4].entries()) {
         const ids = Array.from({ length: n }, (_, i) => `t${b}_${i}`);
-        for (const id of ids) runClaudeCodeHook(JSON.stringify(failure(id)), {}, io().io, env);
+        for (const id of ids) await runClaudeCodeHook(JSON.stringify(failure(id)), {}, io().io, env);
         last = io();
-        runClaudeCodeHook(JSON.stringify(batch(ids)), {}, last.io, env);
-      });
+        await runClaudeCodeHook(JSON.stringify(batch(ids)), {}, last.io, env);
+      }
       expect(last.out.length > 0).toBe(wantOutput);
       expect(existsSync(defaultStateDir(env))).toBe(true);
     }
     const dir = fresh();
-    runClaudeCodeHook(JSON.stringify(failure('t')), {}, io().io, { [variable]: 'off', HOME: dir });
+    await runClaudeCodeHook(JSON.stringify(failure('t')), {}, io().io, { [variable]: 'off', HOME: dir });
     expect(existsSync(defaultStateDir({ HOME: dir }))).toBe(false);
   });
 
-  it('keeps no error text, command or path in the state file, stdout or decisions', () => {
+  it('keeps no error text, command or path in the state file, stdout or decisions', async () => {
     const dir = fresh();
     const secret = 'SECRET-PATH-/home/alice/private';
     const decisionsFile = join(dir, 'd.jsonl');
@@ -255,10 +272,10 @@ describe('claude-code-hook command and its state file', () => {
     for (let b = 0; b < 4; b++) {
       const ids = [`a${b}`, `b${b}`, `c${b}`];
       for (const id of ids) {
-        runClaudeCodeHook(JSON.stringify(pre(id, `cat ${secret}`)), { mode: 'enforce', stateDir: dir, decisionsFile }, o.io);
-        runClaudeCodeHook(JSON.stringify(failure(id, 'Bash', { error: `Exit code 1\n${secret}`, tool_input: { command: `cat ${secret}` } })), { mode: 'enforce', stateDir: dir, decisionsFile }, o.io);
+        await runClaudeCodeHook(JSON.stringify(pre(id, `cat ${secret}`)), { mode: 'enforce', stateDir: dir, decisionsFile }, o.io);
+        await runClaudeCodeHook(JSON.stringify(failure(id, 'Bash', { error: `Exit code 1\n${secret}`, tool_input: { command: `cat ${secret}` } })), { mode: 'enforce', stateDir: dir, decisionsFile }, o.io);
       }
-      runClaudeCodeHook(JSON.stringify(batch(ids, {}, secret)), { mode: 'enforce', stateDir: dir, decisionsFile }, o.io);
+      await runClaudeCodeHook(JSON.stringify(batch(ids, {}, secret)), { mode: 'enforce', stateDir: dir, decisionsFile }, o.io);
     }
     const everything = [...o.out, ...o.err, ...readdirSync(dir).map((f) => readFileSync(join(dir, f), 'utf8'))].join('\n');
     expect(o.out.length).toBeGreaterThan(0);
@@ -267,56 +284,56 @@ describe('claude-code-hook command and its state file', () => {
     expect(everything).not.toContain('session-1');
   });
 
-  it('never fails the hook: malformed stdin, an unwritable state dir, a busy lock → exit 0 and no output', () => {
+  it('never fails the hook: malformed stdin, an unwritable state dir, a busy lock → exit 0 and no output', async () => {
     const o = io();
-    expect(runClaudeCodeHook('not json', { mode: 'enforce' }, o.io)).toBe(0);
+    expect(await runClaudeCodeHook('not json', { mode: 'enforce' }, o.io)).toBe(0);
     const file = join(fresh(), 'a-file');
     writeFileSync(file, '');
-    expect(runClaudeCodeHook(JSON.stringify(failure('t')), { mode: 'enforce', stateDir: join(file, 'sub') }, o.io)).toBe(0);
+    expect(await runClaudeCodeHook(JSON.stringify(failure('t')), { mode: 'enforce', stateDir: join(file, 'sub') }, o.io)).toBe(0);
     const dir = fresh();
     const store = new HookStateStore(dir, { lockTimeoutMillis: 50 });
     mkdirSync(dir, { recursive: true });
     writeFileSync(`${store.fileOf('session-1')}.lock`, '');
-    expect(runClaudeCodeHook(JSON.stringify(failure('t')), { mode: 'enforce', stateDir: dir }, o.io)).toBe(0);
+    expect(await runClaudeCodeHook(JSON.stringify(failure('t')), { mode: 'enforce', stateDir: dir }, o.io)).toBe(0);
     expect(o.out).toEqual([]);
     expect(o.err.length).toBe(3);
     expect(o.err.join('\n')).not.toContain('git');
   });
 
-  it('breaks a stale lock, expires an idle session state, sweeps old files', () => {
+  it('breaks a stale lock, expires an idle session state, sweeps old files', async () => {
     const dir = fresh();
     let t = 1_000_000;
     const store = new HookStateStore(dir, { now: () => t, staleLockMillis: 10_000 });
-    expect(store.update('s', () => [{ n: 1 }, 'first'])).toBe('first');
+    expect(await store.update('s', () => [{ n: 1 }, 'first'])).toBe('first');
     writeFileSync(`${store.fileOf('s')}.lock`, '');
     const old = new Date(Date.now() - 60_000);
     utimesSync(`${store.fileOf('s')}.lock`, old, old);
     t = Date.now();
-    expect(store.update('s', (cur) => [cur, cur])).toEqual({ n: 1 });
+    expect(await store.update('s', ({ current }) => [current, current])).toEqual({ n: 1 });
 
     // An idle session (> 2 h since the last update) starts fresh: 7 earlier failures do not count.
     const hookDir = fresh();
     let now = 0;
     const clock = () => now;
-    [4, 3].forEach((n, b) => {
+    for (const [b, n] of [4, 3].entries()) {
       const ids = Array.from({ length: n }, (_, i) => `t${b}_${i}`);
-      for (const id of ids) runClaudeCodeHook(JSON.stringify(failure(id)), { mode: 'enforce', stateDir: hookDir }, io().io, {}, clock);
-      runClaudeCodeHook(JSON.stringify(batch(ids)), { mode: 'enforce', stateDir: hookDir }, io().io, {}, clock);
-    });
+      for (const id of ids) await runClaudeCodeHook(JSON.stringify(failure(id)), { mode: 'enforce', stateDir: hookDir }, io().io, {}, clock);
+      await runClaudeCodeHook(JSON.stringify(batch(ids)), { mode: 'enforce', stateDir: hookDir }, io().io, {}, clock);
+    }
     now = 2 * 60 * 60 * 1000 + 1;
     const ids = ['x1', 'x2'];
-    for (const id of ids) runClaudeCodeHook(JSON.stringify(failure(id)), { mode: 'enforce', stateDir: hookDir }, io().io, {}, clock);
+    for (const id of ids) await runClaudeCodeHook(JSON.stringify(failure(id)), { mode: 'enforce', stateDir: hookDir }, io().io, {}, clock);
     const decisionsFile = join(hookDir, 'd.jsonl');
-    runClaudeCodeHook(JSON.stringify(batch(ids)), { mode: 'enforce', stateDir: hookDir, decisionsFile }, io().io, {}, clock);
+    await runClaudeCodeHook(JSON.stringify(batch(ids)), { mode: 'enforce', stateDir: hookDir, decisionsFile }, io().io, {}, clock);
     expect(JSON.parse(readFileSync(decisionsFile, 'utf8'))).toMatchObject({ batch: 1, decision: 'tracked', failureCountBucket: '1-2', batchCountBucket: '1' });
 
     const sweepDir = fresh();
     const sweeper = new HookStateStore(sweepDir);
-    sweeper.update('old', () => [{}, 0]);
-    sweeper.update('new', () => [{}, 0]);
+    await sweeper.update('old', () => [{}, 0]);
+    await sweeper.update('new', () => [{}, 0]);
     const longAgo = new Date(Date.now() - 25 * 60 * 60 * 1000);
     utimesSync(sweeper.fileOf('old'), longAgo, longAgo);
-    expect(sweeper.sweep()).toBe(1);
+    expect(await sweeper.sweep()).toBe(1);
     expect(existsSync(sweeper.fileOf('old'))).toBe(false);
     expect(existsSync(sweeper.fileOf('new'))).toBe(true);
   });

@@ -147,7 +147,7 @@ program
     const chunks: Buffer[] = [];
     for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
     const decisions: BatchDecision[] = [];
-    process.exitCode = runClaudeCodeHook(
+    process.exitCode = await runClaudeCodeHook(
       Buffer.concat(chunks).toString('utf8'),
       { mode, stateDir: opts.stateDir, decisionsFile: opts.decisionsFile, onDecision: (d) => decisions.push(d) },
       io,
@@ -155,12 +155,15 @@ program
     const endpoint = opts.otlpEndpoint ?? process.env.RTFG_CLAUDE_CODE_OTLP_ENDPOINT;
     if (decisions.length > 0 && endpoint) {
       try {
-        const { exportHookTelemetry } = await import('./commands/claude-code-hook-telemetry.js');
-        await exportHookTelemetry(decisions, endpoint);
+        const { exportHookTelemetry } = await import('../hooks/hook-telemetry.js');
+        await exportHookTelemetry(decisions, endpoint, 'claude-code');
       } catch {
         // The guard's telemetry is best effort; the hook's answer is already out.
       }
     }
+    // A file-system call that never returns (a state directory under /proc) must not keep the
+    // hook alive past its time limit: leave shortly after the answer, whatever is still pending.
+    setTimeout(() => process.exit(0), 100).unref();
   });
 
 program.parseAsync(process.argv).catch((err: unknown) => {

@@ -1,11 +1,12 @@
 /**
- * The `claude-code-hook` command's own telemetry: the guard's counters and diagnostic logs (the
- * same names and attributes as in process, namespace `claude-code`) for the decisions of one hook
- * invocation, exported over OTLP/HTTP (JSON) before the hook exits.
+ * A hook's own telemetry: the guard's counters and diagnostic logs (the same names and attributes
+ * as in process, in the agent profile's namespace, e.g. `claude-code`) for the decisions of one
+ * hook invocation, exported over OTLP/HTTP (JSON) before the hook exits. Loaded only when a hook
+ * has decisions and an endpoint.
  *
  * Claude Code 2.1.328 removes every `OTEL_*` variable from a hook's environment (observed: the CLI
  * had `OTEL_LOGS_EXPORTER`, `OTEL_EXPORTER_OTLP_ENDPOINT`, …, its hooks saw none), so the endpoint
- * is given explicitly: `--otlp-endpoint <url>` or `RTFG_CLAUDE_CODE_OTLP_ENDPOINT` (a base URL;
+ * is given explicitly: `--otlp-endpoint <url>` or `RTFG_<AGENT>_OTLP_ENDPOINT` (a base URL;
  * `/v1/logs` and `/v1/metrics` are appended). Counters use delta temporality: each hook process
  * adds its own transitions. Best effort, bounded by a 2 s exporter timeout; failures are swallowed
  * and never change the hook's answer, which is already printed. The exporters are the optional peer
@@ -14,13 +15,11 @@
  */
 import { LoggerProvider, SimpleLogRecordProcessor } from '@opentelemetry/sdk-logs';
 import { AggregationTemporality, MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
-import type { BatchDecision } from '../../engine/failure-types.js';
-import { GuardTelemetry } from '../../otel/guard-telemetry.js';
-import { WIRE_PROFILES } from '../../profiles/registry.js';
-import { loadOtlpHttpExporters } from '../../serve/otlp-http-exporters.js';
-
-/** Environment variable with the OTLP/HTTP base URL of the hook's telemetry. */
-export const CLAUDE_CODE_HOOK_OTLP_ENDPOINT_ENV = 'RTFG_CLAUDE_CODE_OTLP_ENDPOINT';
+import type { BatchDecision } from '../engine/failure-types.js';
+import { GuardTelemetry } from '../otel/guard-telemetry.js';
+import { WIRE_PROFILES } from '../profiles/registry.js';
+import type { WireProfileName } from '../profiles/registry.js';
+import { loadOtlpHttpExporters } from '../serve/otlp-http-exporters.js';
 
 /** Exporter timeout, in milliseconds. */
 const TIMEOUT_MILLIS = 2_000;
@@ -30,8 +29,9 @@ const TIMEOUT_MILLIS = 2_000;
  *
  * @param decisions - decisions other than `none` of this invocation
  * @param endpoint - OTLP/HTTP base URL, e.g. `http://127.0.0.1:4318`
+ * @param profile - the agent's wire profile (its namespace names the telemetry)
  */
-export async function exportHookTelemetry(decisions: readonly BatchDecision[], endpoint: string): Promise<void> {
+export async function exportHookTelemetry(decisions: readonly BatchDecision[], endpoint: string, profile: WireProfileName): Promise<void> {
   if (decisions.length === 0) return;
   const base = endpoint.replace(/\/+$/, '');
   let loggerProvider: LoggerProvider | undefined;
@@ -54,7 +54,7 @@ export async function exportHookTelemetry(decisions: readonly BatchDecision[], e
         }),
       ],
     });
-    const telemetry = new GuardTelemetry({ namespace: WIRE_PROFILES['claude-code'].defaultNamespace, loggerProvider, meterProvider });
+    const telemetry = new GuardTelemetry({ namespace: WIRE_PROFILES[profile].defaultNamespace, loggerProvider, meterProvider });
     for (const d of decisions) telemetry.onDecision(d);
   } catch {
     // best effort
