@@ -141,7 +141,7 @@ async function runHookUnbounded(
       const parsed = parseHookState(current);
       if (current !== undefined && parsed === undefined) discarded = 'unreadable';
       const state = parsed !== undefined && t - parsed.updatedMillis <= HOOK_PROMPT_IDLE_MILLIS ? parsed : initialHookState(randomBytes(16).toString('hex'), t);
-      const result = stepHookSession(state, event, mode, t, { vocabulary, lostRecords });
+      const result = stepHookSession(state, event, mode, t, { vocabulary, lostRecords, route: options.route });
       return [result.state, result];
     });
     if (discarded !== undefined) say(`the session's state file was ${discarded === 'too_large' ? 'too large' : 'unreadable'}; the guard starts this session afresh`);
@@ -159,23 +159,7 @@ async function runHookUnbounded(
     }
     const output = adapter.format(event, step.action);
     if (output !== undefined) io.out(JSON.stringify(output));
-    const r = step.reduced;
-    if (r !== undefined && r.outcome.decision !== 'none' && options.onDecision !== undefined) {
-      const t = now();
-      options.onDecision({
-        promptId: r.promptId,
-        batch: r.batch,
-        mode,
-        route: options.route ?? 'acp_foreground',
-        sessionId: event.sessionId,
-        receipt: r.receipt,
-        drain: { hasExternalInput: false, hasQueuedPrompt: false, inputReliable: true },
-        drainSource: 'assumed',
-        outcome: r.outcome,
-        lastActivityMillis: t,
-        decidedAtMillis: t,
-      });
-    }
+    if (step.decision !== undefined) options.onDecision?.(step.decision);
     if (event.type === 'batch_settled' && step.state.batches === 1) await store.sweep();
     return 0;
   } catch (err) {

@@ -21,9 +21,8 @@
  *   the open batch incomplete: it resets, it never reads as a success.
  */
 import { createHash, createHmac } from 'node:crypto';
-import { batchCountBucket, failureCountBucket } from '../core/buckets.js';
 import { initialFailureState, reduceFailure } from '../core/failure/reducer.js';
-import type { BatchReceipt, FailureOutcome, FailureState, GuardMode } from '../core/failure/types.js';
+import type { FailureState, GuardMode } from '../core/failure/types.js';
 import { DEFAULT_REPETITION_CONFIG } from '../core/repetition/config.js';
 import type { RepetitionConfig } from '../core/repetition/config.js';
 import { initialRepetitionState, reduceRepetition, REPETITION_ABORT_TEXT } from '../core/repetition/reducer.js';
@@ -32,7 +31,10 @@ import { findCall, markUnrecordedCalls, mergeCallUpdate, mergeIntoCall, newOpenB
 import type { OpenBatch } from '../engine/batch-assembler.js';
 import type { CallFacts } from '../engine/call-facts.js';
 import type { ExecutionErrorVocabulary } from '../engine/error-vocabulary.js';
+import type { BatchDecision } from '../engine/failure-types.js';
 import { argumentsFingerprint } from '../engine/fingerprint.js';
+import { decisionLine } from '../report/text.js';
+import type { DecisionLine } from '../report/text.js';
 import type { HookAction, HookCallOutcome, HookEvent } from './hook-event.js';
 
 /** Schema version of {@link HookSessionState} (1 was the Claude Code hook's own state). */
@@ -64,30 +66,15 @@ export interface HookSessionState {
   readonly updatedMillis: number;
 }
 
-/** One decision, in the `replay --format json` shape (batch = ordinal within the prompt). */
-export interface HookDecisionLine {
-  /** Always `repeated_tool_failure` (the failure guard), as in `replay --format json`. */
-  readonly guard: 'repeated_tool_failure';
-  readonly promptId: string;
-  readonly batch: number;
-  readonly mode: GuardMode;
-  readonly decision: string;
-  readonly phaseBefore: string;
-  readonly phaseAfter: string;
-  readonly failureCountBucket: string;
-  readonly batchCountBucket: string;
-  readonly candidateOrdinal: number;
-  readonly resetReason?: string;
-}
-
 /** The result of one step. */
 export interface HookStep {
   readonly state: HookSessionState;
   /** What the host should do; `none` in shadow. */
   readonly action: HookAction;
-  readonly decisions: readonly HookDecisionLine[];
-  /** `batch_settled` with a prompt id: the reduction itself (for the guard's telemetry), decision `none` included. */
-  readonly reduced?: { readonly promptId: string; readonly batch: number; readonly receipt: BatchReceipt; readonly outcome: FailureOutcome };
+  /** The decisions made, in the `replay --format json` shape (batch = ordinal within the prompt). */
+  readonly decisions: readonly DecisionLine[];
+  /** `batch_settled` with a prompt id and a decision other than `none`: the engine's decision (for the guard's telemetry). */
+  readonly decision?: BatchDecision;
   /** Breaker decisions other than `none` (for diagnostics). */
   readonly repetitionDecision: string | undefined;
 }
@@ -185,6 +172,8 @@ export interface HookStepOptions {
   readonly lostRecords?: number;
   /** Breaker thresholds. @defaultValue `DEFAULT_REPETITION_CONFIG` */
   readonly repetitionConfig?: RepetitionConfig;
+  /** The route label of the decisions. @defaultValue `acp_foreground` */
+  readonly route?: BatchDecision['route'];
 }
 
 /**
@@ -254,22 +243,23 @@ export function stepHookSession(state: HookSessionState, event: HookEvent, mode:
         inputReliable: true,
       });
       const batch = s.batches + 1;
-      const decisions: HookDecisionLine[] = [];
-      if (outcome.decision !== 'none' && event.promptId !== undefined) {
-        const line: HookDecisionLine = {
-          guard: 'repeated_tool_failure',
-          promptId: event.promptId,
-          batch,
-          mode,
-          decision: outcome.decision,
-          phaseBefore: outcome.phaseBefore,
-          phaseAfter: outcome.phaseAfter,
-          failureCountBucket: failureCountBucket(outcome.failureCount),
-          batchCountBucket: batchCountBucket(outcome.batchCount),
-          candidateOrdinal: outcome.candidateOrdinal,
-        };
-        decisions.push(outcome.resetReason === undefined ? line : { ...line, resetReason: outcome.resetReason });
-      }
+      const decision: BatchDecision | undefined =
+        outcome.decision === 'none' || event.promptId === undefined
+          ? undefined
+          : {
+              promptId: event.promptId,
+              batch,
+              mode,
+              route: options.route ?? 'acp_foreground',
+              sessionId: event.sessionId,
+              receipt,
+              // The host runs the next model request only after the batch event returns.
+              drain: { hasExternalInput: false, hasQueuedPrompt: false, inputReliable: true },
+              drainSource: 'assumed',
+              outcome,
+              lastActivityMillis: nowMillis,
+              decidedAtMillis: nowMillis,
+            };
       const next: HookSessionState = { ...s, guard, batches: batch, open: undefined, stopAfterBatch: false, updatedMillis: nowMillis };
       let action: HookAction = { type: 'none' };
       if (mode !== 'shadow') {
@@ -277,8 +267,7 @@ export function stepHookSession(state: HookSessionState, event: HookEvent, mode:
         else if (outcome.action.type === 'remind') action = { type: 'remind', text: outcome.action.text };
       }
       if (action.type === 'none' && s.stopAfterBatch && mode === 'enforce') action = { type: 'stop', text: REPETITION_ABORT_TEXT };
-      const reduced = event.promptId === undefined ? undefined : { promptId: event.promptId, batch, receipt, outcome };
-      return { state: next, action, decisions, reduced, repetitionDecision: undefined };
+      return { state: next, action, decisions: decision === undefined ? [] : [decisionLine(decision)], decision, repetitionDecision: undefined };
     }
   }
 }
