@@ -105,7 +105,7 @@ describe('claude-code hook input', () => {
     expect(parse({ ...common(), hook_event_name: 'UserPromptSubmit', prompt: 'fix it' })).toEqual({ type: 'prompt_started', sessionId: 'session-1', promptId: 'prompt-1' });
   });
 
-  it('reads a PostToolBatch: a <tool_use_error> result is not_started, a malformed entry makes it incomplete', () => {
+  it('reads a PostToolBatch: an entry is not_started unless a PostToolUse or PostToolUseFailure recorded it; a malformed entry makes it incomplete', () => {
     const b = parse({
       ...common(),
       hook_event_name: 'PostToolBatch',
@@ -119,12 +119,13 @@ describe('claude-code hook input', () => {
       type: 'batch_settled',
       complete: true,
       calls: [
-        { callId: 'a', outcome: { kind: 'success' } },
+        { callId: 'a', outcome: { kind: 'not_started' } },
         { callId: 'b', outcome: { kind: 'not_started' } },
-        { callId: 'c', outcome: { kind: 'success' } },
+        { callId: 'c', outcome: { kind: 'not_started' } },
       ],
     });
     expect(parse({ ...batch(['a']), tool_calls: [{ tool_name: 'Bash' }, 7] })).toMatchObject({ complete: false, calls: [] });
+    expect(parse({ ...pre('s1'), hook_event_name: 'PostToolUse', tool_response: { stdout: 'x' } })).toMatchObject({ type: 'call_settled', callId: 's1', outcome: { kind: 'success' } });
   });
 
   it.each([
@@ -152,7 +153,7 @@ describe('claude-code hook step (pure)', () => {
       undefined,
       undefined,
       { hookSpecificOutput: { hookEventName: 'PostToolBatch', additionalContext: REPEATED_TOOL_FAILURE_REMINDER } },
-      { decision: 'block', reason: REPEATED_TOOL_FAILURE_STOP_TEXT },
+      { decision: 'block', reason: REPEATED_TOOL_FAILURE_STOP_TEXT, systemMessage: REPEATED_TOOL_FAILURE_STOP_TEXT },
     ]);
   });
 
@@ -174,10 +175,42 @@ describe('claude-code hook step (pure)', () => {
     expect(step.decisions.map((d) => [d.decision, d.resetReason])).toEqual([['reset', 'not_started']]);
   });
 
-  it('a same-tool success in the batch resets; the batch without PostToolUseFailure records is all success', () => {
+  it('a same-tool success (PostToolUse) in the batch resets; an other tool\'s success is ignored', () => {
     const { state } = loop('shadow', [3]);
-    const step = stepHook(state, parse(batch(['ok1'], {}, 'On branch main')), 'shadow', 1);
+    const ok = stepHook(state, parse({ ...pre('ok1'), hook_event_name: 'PostToolUse', tool_response: 'On branch main' }), 'shadow', 1).state;
+    const step = stepHook(ok, parse(batch(['ok1'], {}, 'On branch main')), 'shadow', 1);
     expect(step.decisions.map((d) => [d.decision, d.resetReason])).toEqual([['reset', 'success']]);
+    let other = stepHook(state, parse({ ...pre('r1'), tool_name: 'Read', hook_event_name: 'PostToolUse', tool_response: {} }), 'shadow', 1).state;
+    other = stepHook(other, parse(failure('f1')), 'shadow', 1).state;
+    const b = batch(['f1']);
+    b.tool_calls.unshift({ tool_name: 'Read', tool_input: { command: '' }, tool_use_id: 'r1', tool_response: 'file text' });
+    expect(stepHook(other, parse(b), 'shadow', 1).decisions.map((d) => `${d.decision}(${d.failureCountBucket},${d.batchCountBucket})`)).toEqual(['tracked(3-4,2)']);
+  });
+
+  // Every form in which Claude Code 2.1.328 refuses a call before it runs, as the real CLI wrote it
+  // in PostToolBatch (conformance scenario denials-reset-enforce-hooks and its capture; the CLI's
+  // default, dontAsk and bypassPermissions modes give the same texts). None fires PostToolUse or
+  // PostToolUseFailure; beside a tracked failure each must reset as not_started, never read as a
+  // success (an other tool's success would leave the streak running to a stop).
+  it.each([
+    ['a Bash deny rule', 'Bash', 'Permission to use Bash with command git push origin main has been denied.'],
+    ['a WebFetch domain deny rule', 'WebFetch', 'WebFetch denied access to domain:blocked.example.com.'],
+    ['a Read/Edit/Write path deny rule', 'Write', '<tool_use_error>File is in a directory that is denied by your permission settings.</tool_use_error>'],
+    ['a Write that needs approval -p cannot give', 'Write', "Claude requested permissions to write to /w/notes.txt, but you haven't granted it yet."],
+    ['a WebFetch that needs approval', 'WebFetch', "Claude requested permissions to use WebFetch, but you haven't granted it yet."],
+    ['a shell command that needs approval', 'Bash', "touch in '/w/marker' needs approval. The path is inside the working directories for this session ('/w'), and Claude Code asks before a shell command writes there."],
+    ["another hook's PreToolUse deny", 'Bash', 'PreToolUse:Bash hook error: policy says no'],
+    ['an input validation error', 'Bash', '<tool_use_error>InputValidationError: Bash failed due to the following issue:\nThe required parameter `command` is missing</tool_use_error>'],
+    ['an unknown tool', 'NoSuchTool', '<tool_use_error>Error: No such tool available: NoSuchTool</tool_use_error>'],
+  ])('%s is not_started: the warned streak resets instead of stopping', (_form, tool, response) => {
+    let { state } = loop('enforce', [4, 4]);
+    expect(state.guard.phase).toBe('warned');
+    state = stepHook(state, parse(failure('x1')), 'enforce', 2).state;
+    const b = batch(['x1']);
+    b.tool_calls.push({ tool_name: tool, tool_input: { command: 'x' }, tool_use_id: 'x2', tool_response: response });
+    const step = stepHook(state, parse(b), 'enforce', 2);
+    expect(step.decisions.map((d) => [d.decision, d.resetReason])).toEqual([['reset', 'not_started']]);
+    expect(step.output).toBeUndefined();
   });
 
   it('a new prompt_id starts a fresh guard; subagent inputs are not events', () => {
@@ -202,7 +235,7 @@ describe('claude-code hook step (pure)', () => {
     expect(outs[2]).toEqual({ hookSpecificOutput: { hookEventName: 'PreToolUse', additionalContext: REPETITION_WARNING_TEXT } });
     expect(outs[4]).toEqual({ hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'deny', permissionDecisionReason: REPETITION_ABORT_TEXT } });
     const step = stepHook(state, parse(batch(['r5'], {}, 'PreToolUse:Bash hook error'))!, 'enforce', 6);
-    expect(step.output).toEqual({ decision: 'block', reason: REPETITION_ABORT_TEXT });
+    expect(step.output).toEqual({ decision: 'block', reason: REPETITION_ABORT_TEXT, systemMessage: REPETITION_ABORT_TEXT });
     expect(step.decisions.map((d) => [d.decision, d.resetReason])).toEqual([]);
     // A different command breaks the run.
     const other = stepHook(initialHookState('1'.repeat(32), 0), parse(pre('z', 'git log')), 'enforce', 7);
@@ -238,7 +271,7 @@ describe('claude-code-hook command and its state file', () => {
       expect(await runClaudeCodeHook(JSON.stringify(batch(ids)), { mode: 'enforce', stateDir: join(dir, 's'), decisionsFile }, o.io)).toBe(0);
       outs.push(o.out.join(''));
     }
-    expect(outs.map((o) => (o === '' ? '' : Object.keys(JSON.parse(o)).join()))).toEqual(['', '', 'hookSpecificOutput', 'decision,reason']);
+    expect(outs.map((o) => (o === '' ? '' : Object.keys(JSON.parse(o)).join()))).toEqual(['', '', 'hookSpecificOutput', 'decision,reason,systemMessage']);
     const lines = readFileSync(decisionsFile, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
     expect(lines.map((l) => `${l.promptId}/${l.batch}:${l.decision}`)).toEqual(['prompt-1/1:tracked', 'prompt-1/2:tracked', 'prompt-1/3:warned', 'prompt-1/4:stopped']);
     expect(Object.keys(lines[0]).sort()).toEqual(['guard', 'batchCountBucket', 'batch', 'candidateOrdinal', 'decision', 'failureCountBucket', 'mode', 'phaseAfter', 'phaseBefore', 'promptId'].sort());
@@ -391,16 +424,18 @@ describe('claude-code-hook command and its state file', () => {
     }
   }, 30_000);
 
-  it('prints a settings fragment registering PreToolUse, PostToolUseFailure and PostToolBatch', async () => {
+  it('prints a settings fragment registering PreToolUse, PostToolUse, PostToolUseFailure and PostToolBatch', async () => {
     expect(claudeCodeHookSettings('cmd')).toEqual({
       hooks: {
         PreToolUse: [{ matcher: '*', hooks: [{ type: 'command', command: 'cmd' }] }],
+        PostToolUse: [{ matcher: '*', hooks: [{ type: 'command', command: 'cmd' }] }],
         PostToolUseFailure: [{ matcher: '*', hooks: [{ type: 'command', command: 'cmd' }] }],
         PostToolBatch: [{ hooks: [{ type: 'command', command: 'cmd' }] }],
       },
     });
     const { stdout } = await run(process.execPath, [CLI, 'claude-code-hook', '--print-settings', '--mode', 'enforce'], { timeout: 20_000 });
-    expect(JSON.parse(stdout).hooks.PostToolBatch[0].hooks[0].command).toBe('npx --no-install repeated-tool-failure-guard claude-code-hook --mode enforce');
+    // An absolute command: this Node and the hook's own entry of this installation, from any directory.
+    expect(JSON.parse(stdout).hooks.PostToolBatch[0].hooks[0].command).toBe(`${process.execPath} ${resolve('dist/bin/claude-code-hook.js')} --mode enforce`);
     // A usage error still exits 0 (Claude Code would treat exit 2 as blocking).
     const bad = run(process.execPath, [CLI, 'claude-code-hook', 'unexpected-argument'], { timeout: 20_000 });
     bad.child.stdin?.end('');

@@ -128,4 +128,10 @@ export interface HookAdapter {
    * Called for every event, `none` included (an adapter may always answer something). Pure.
    */
   format(event: HookEvent, action: HookAction): Record<string, unknown> | undefined;
+  /**
+   * The output that shows the user a problem that keeps the guard from working (an unsafe state
+   * directory, a time limit, a missing package), merged under the action's output. Pure. Without
+   * it, problems go to stderr only.
+   */
+  formatProblem?(text: string): Record<string, unknown>;
 }

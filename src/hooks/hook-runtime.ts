@@ -17,7 +17,7 @@ import { join } from 'node:path';
 import type { GuardMode } from '../core/failure/types.js';
 import type { BatchDecision } from '../engine/failure-types.js';
 import { resolveGuardModeFromEnv } from '../profiles/qwen-code/mode-sources.js';
-import type { HookAdapter } from './hook-event.js';
+import type { HookAdapter, HookEvent } from './hook-event.js';
 import { initialHookState, parseHookState, stepHookSession } from './hook-session.js';
 import type { HookStep } from './hook-session.js';
 import { HookStateStore, UnsafeStateDirError } from './state-store.js';
@@ -53,6 +53,11 @@ export interface HookRunOptions {
   readonly timeLimitMillis?: number;
   /** How long to wait for the session's lock before the event is lost. @defaultValue 2000 ms */
   readonly lockTimeoutMillis?: number;
+  /**
+   * OTLP/HTTP base URL for the guard's counters and diagnostic logs of this invocation's decision.
+   * @defaultValue `$RTFG_<AGENT>_OTLP_ENDPOINT`
+   */
+  readonly otlpEndpoint?: string;
 }
 
 /** The default time limit of one hook invocation, in milliseconds. */
@@ -92,47 +97,84 @@ export async function runHook(
   env: Readonly<Record<string, string | undefined>> = process.env,
   now: () => number = Date.now,
 ): Promise<number> {
+  const limitMillis = options.timeLimitMillis ?? HOOK_TIME_LIMIT_MILLIS;
+  const run: HookRun = { event: undefined, check: undefined, problems: [], output: undefined, printed: false };
   let timer: NodeJS.Timeout | undefined;
-  let done = false;
-  const muted: HookIo = { out: (l) => done || io.out(l), err: (l) => done || io.err(l) };
-  const limit = new Promise<number>((resolve) => {
+  const limit = new Promise<void>((resolve) => {
     timer = setTimeout(() => {
-      io.err(`repeated-tool-failure-guard ${adapter.command}: no answer within ${options.timeLimitMillis ?? HOOK_TIME_LIMIT_MILLIS} ms (state directory not responding?); no decision`);
-      done = true;
-      resolve(0);
-    }, options.timeLimitMillis ?? HOOK_TIME_LIMIT_MILLIS);
+      run.problems.push(`no answer within ${limitMillis} ms (state directory not responding?); no decision`);
+      resolve();
+    }, limitMillis);
     timer.unref();
   });
   try {
-    return await Promise.race([runHookUnbounded(adapter, stdinText, options, muted, env, now), limit]);
+    await Promise.race([runHookUnbounded(adapter, stdinText, options, run, env, now), limit]);
   } finally {
-    done = true;
     clearTimeout(timer);
   }
+  // Printed once, here: a run that outlives the limit prints nothing more.
+  run.printed = true;
+  const say = (what: string) => io.err(`repeated-tool-failure-guard ${adapter.command}: ${what}`);
+  for (const p of run.problems) say(p);
+  if (run.check !== undefined) say(`check ${run.check} ${run.problems.length === 0 ? `answered: mode ${run.mode ?? '?'}, state ${run.stateDir ?? '?'}` : 'failed'}`);
+  let output = run.output;
+  // What stops the guard from working is said where the user sees it, once a model batch.
+  if (run.problems.length > 0 && run.event?.type === 'batch_settled' && adapter.formatProblem !== undefined) {
+    output = { ...adapter.formatProblem(`repeated-tool-failure-guard: ${run.problems.join('; ')}; no tool is blocked by it`), ...output };
+  }
+  if (output !== undefined) io.out(JSON.stringify(output));
+  await run.telemetry?.();
+  return 0;
 }
+
+/** What one invocation found, shared by its bounded part and the printing. */
+interface HookRun {
+  event: HookEvent | undefined;
+  /** The check nonce of a synthetic `--check` input. */
+  check: string | undefined;
+  mode?: GuardMode;
+  stateDir?: string;
+  /** What kept the guard from judging this event (closed texts, no input data). */
+  problems: string[];
+  output: Record<string, unknown> | undefined;
+  printed: boolean;
+  /** Export of the guard's telemetry, run after the output is printed. */
+  telemetry?: () => Promise<void>;
+}
+
+/** The field a `--check` input carries its nonce in; Claude Code never sends it. */
+export const HOOK_CHECK_FIELD = 'repeated_tool_failure_guard_check';
 
 async function runHookUnbounded(
   adapter: HookAdapter,
   stdinText: string,
   options: HookRunOptions,
-  io: HookIo,
+  run: HookRun,
   env: Readonly<Record<string, string | undefined>>,
   now: () => number,
-): Promise<number> {
-  const say = (what: string) => io.err(`repeated-tool-failure-guard ${adapter.command}: ${what}`);
+): Promise<void> {
+  const problem = (what: string) => {
+    if (!run.printed) run.problems.push(what);
+  };
   try {
-    const mode = options.mode ?? resolveGuardModeFromEnv(env).mode;
-    if (mode === 'off') return 0;
     let value: unknown;
     try {
       value = JSON.parse(stdinText);
     } catch {
-      say('stdin is not a JSON hook input; no decision');
-      return 0;
+      problem('stdin is not a JSON hook input; no decision');
+      return;
     }
+    const nonce = (value as Record<string, unknown> | null)?.[HOOK_CHECK_FIELD];
+    if (typeof nonce === 'string' && /^[0-9a-f]{1,32}$/.test(nonce)) run.check = nonce;
+    const mode = options.mode ?? resolveGuardModeFromEnv(env).mode;
+    run.mode = mode;
+    if (mode === 'off') return;
     const event = adapter.parse(value);
-    if (event === undefined) return 0;
-    const store = new HookStateStore(options.stateDir ?? defaultHookStateDir(adapter, env), { now, lockTimeoutMillis: options.lockTimeoutMillis });
+    run.event = event;
+    if (event === undefined) return;
+    const stateDir = options.stateDir ?? defaultHookStateDir(adapter, env);
+    run.stateDir = stateDir;
+    const store = new HookStateStore(stateDir, { now, lockTimeoutMillis: options.lockTimeoutMillis });
     const vocabulary = new Set(adapter.vocabulary);
     let discarded: string | undefined;
     const step = await store.update<HookStep>(event.sessionId, ({ current, discarded: why, lostRecords }) => {
@@ -144,27 +186,35 @@ async function runHookUnbounded(
       const result = stepHookSession(state, event, mode, t, { vocabulary, lostRecords, route: options.route });
       return [result.state, result];
     });
-    if (discarded !== undefined) say(`the session's state file was ${discarded === 'too_large' ? 'too large' : 'unreadable'}; the guard starts this session afresh`);
+    if (discarded !== undefined) problem(`the session's state file was ${discarded === 'too_large' ? 'too large' : 'unreadable'}; the guard starts this session afresh`);
     if (step === undefined) {
-      say('state lock busy; this event is lost and its batch will not be judged');
-      return 0;
+      problem('state lock busy; this event is lost and its batch will not be judged');
+      return;
     }
     const decisionsFile = options.decisionsFile ?? env[`${hookEnvPrefix(adapter)}DECISIONS`];
     if (decisionsFile && step.decisions.length > 0) {
       try {
         await appendFile(decisionsFile, step.decisions.map((d) => `${JSON.stringify(d)}\n`).join(''));
       } catch {
-        say('cannot append to the decisions file');
+        problem('cannot append to the decisions file');
       }
     }
-    const output = adapter.format(event, step.action);
-    if (output !== undefined) io.out(JSON.stringify(output));
-    if (step.decision !== undefined) options.onDecision?.(step.decision);
+    if (!run.printed) run.output = adapter.format(event, step.action);
+    const decision = step.decision;
+    if (decision !== undefined) options.onDecision?.(decision);
+    const endpoint = options.otlpEndpoint ?? env[`${hookEnvPrefix(adapter)}OTLP_ENDPOINT`];
+    if (decision !== undefined && endpoint) {
+      try {
+        const { prepareHookTelemetry } = await import('./hook-telemetry.js');
+        const exportNow = await prepareHookTelemetry(endpoint, adapter.profile);
+        run.telemetry = () => exportNow([decision]);
+      } catch (err) {
+        problem(err instanceof Error && /npm install/.test(err.message) ? `--otlp-endpoint: ${err.message}` : 'the guard telemetry cannot be exported');
+      }
+    }
     if (event.type === 'batch_settled' && step.state.batches === 1) await store.sweep();
-    return 0;
   } catch (err) {
-    if (err instanceof UnsafeStateDirError) say(`${err.message}; no decision`);
-    else say(`internal error (${err instanceof Error ? ((err as NodeJS.ErrnoException).code ?? err.name) : 'unknown'}); no decision`);
-    return 0;
+    if (err instanceof UnsafeStateDirError) problem(`${err.message}; no decision`);
+    else problem(`internal error (${err instanceof Error ? ((err as NodeJS.ErrnoException).code ?? err.name) : 'unknown'}); no decision`);
   }
 }

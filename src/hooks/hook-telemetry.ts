@@ -25,39 +25,44 @@ import { loadOtlpHttpExporters } from '../serve/otlp-http-exporters.js';
 const TIMEOUT_MILLIS = 2_000;
 
 /**
- * Emit and export the decisions' telemetry. Resolves when exported (or failed); never rejects.
+ * Load the exporters for an endpoint, and return the export of a hook invocation's decisions.
  *
- * @param decisions - decisions other than `none` of this invocation
  * @param endpoint - OTLP/HTTP base URL, e.g. `http://127.0.0.1:4318`
  * @param profile - the agent's wire profile (its namespace names the telemetry)
+ * @returns a function that emits and exports the decisions' telemetry; it resolves when exported
+ *   (or failed) and never rejects
+ * @throws {Error} when the optional exporter packages are missing (the message names them and the
+ *   `npm install` line)
  */
-export async function exportHookTelemetry(decisions: readonly BatchDecision[], endpoint: string, profile: WireProfileName): Promise<void> {
-  if (decisions.length === 0) return;
+export async function prepareHookTelemetry(endpoint: string, profile: WireProfileName): Promise<(decisions: readonly BatchDecision[]) => Promise<void>> {
+  const { OTLPLogExporter, OTLPMetricExporter } = await loadOtlpHttpExporters();
   const base = endpoint.replace(/\/+$/, '');
-  let loggerProvider: LoggerProvider | undefined;
-  let meterProvider: MeterProvider | undefined;
-  try {
-    const { OTLPLogExporter, OTLPMetricExporter } = await loadOtlpHttpExporters();
-    loggerProvider = new LoggerProvider({
-      processors: [new SimpleLogRecordProcessor({ exporter: new OTLPLogExporter({ url: `${base}/v1/logs`, timeoutMillis: TIMEOUT_MILLIS }) })],
-    });
-    meterProvider = new MeterProvider({
-      readers: [
-        new PeriodicExportingMetricReader({
-          exporter: new OTLPMetricExporter({
-            url: `${base}/v1/metrics`,
-            timeoutMillis: TIMEOUT_MILLIS,
-            temporalityPreference: AggregationTemporality.DELTA,
+  return async (decisions) => {
+    if (decisions.length === 0) return;
+    let loggerProvider: LoggerProvider | undefined;
+    let meterProvider: MeterProvider | undefined;
+    try {
+      loggerProvider = new LoggerProvider({
+        processors: [new SimpleLogRecordProcessor({ exporter: new OTLPLogExporter({ url: `${base}/v1/logs`, timeoutMillis: TIMEOUT_MILLIS }) })],
+      });
+      meterProvider = new MeterProvider({
+        readers: [
+          new PeriodicExportingMetricReader({
+            exporter: new OTLPMetricExporter({
+              url: `${base}/v1/metrics`,
+              timeoutMillis: TIMEOUT_MILLIS,
+              temporalityPreference: AggregationTemporality.DELTA,
+            }),
+            exportIntervalMillis: 60_000,
+            exportTimeoutMillis: TIMEOUT_MILLIS,
           }),
-          exportIntervalMillis: 60_000,
-          exportTimeoutMillis: TIMEOUT_MILLIS,
-        }),
-      ],
-    });
-    const telemetry = new GuardTelemetry({ namespace: WIRE_PROFILES[profile].defaultNamespace, loggerProvider, meterProvider });
-    for (const d of decisions) telemetry.onDecision(d);
-  } catch {
-    // best effort
-  }
-  await Promise.allSettled([loggerProvider?.shutdown(), meterProvider?.shutdown()]);
+        ],
+      });
+      const telemetry = new GuardTelemetry({ namespace: WIRE_PROFILES[profile].defaultNamespace, loggerProvider, meterProvider });
+      for (const d of decisions) telemetry.onDecision(d);
+    } catch {
+      // best effort
+    }
+    await Promise.allSettled([loggerProvider?.shutdown(), meterProvider?.shutdown()]);
+  };
 }

@@ -5,14 +5,16 @@
  * Outputs, as Claude Code 2.1.328 acts on them (docs/claude-code.md, verified on the real CLI):
  * - `remind` → PostToolBatch `{"hookSpecificOutput":{"hookEventName":"PostToolBatch","additionalContext":…}}`:
  *   appended to the batch's last tool result, read by the model before its next request;
- * - `stop` → PostToolBatch `{"decision":"block","reason":…}`: no further model request,
- *   `terminal_reason: "hook_stopped"`;
+ * - `stop` → PostToolBatch `{"decision":"block","reason":…,"systemMessage":…}`: no further model
+ *   request, `terminal_reason: "hook_stopped"`, and the stop text where the user sees it: the
+ *   interactive UI shows `systemMessage`, stream-json prints it as a `system`/`informational`
+ *   message ("PostToolBatch says: …"); the `reason` reaches neither the model nor the result;
  * - `warn_call` → PreToolUse `hookSpecificOutput.additionalContext`;
  * - `deny_call` → PreToolUse `hookSpecificOutput.permissionDecision: "deny"` with the reason.
  */
 import { CLAUDE_CODE_FAILURE_CLASSES } from '../../profiles/claude-code/failure-class.js';
 import type { HookAction, HookAdapter, HookEvent } from '../hook-event.js';
-import { parseClaudeCodeHookInput } from './hook-input.js';
+import { CLAUDE_CODE_HOOK_EVENTS, parseClaudeCodeHookInput } from './hook-input.js';
 
 /** Claude Code's hook event name of an event (the adapter's own inputs only). */
 function hookEventName(event: HookEvent): string {
@@ -31,7 +33,7 @@ export function formatClaudeCodeHookOutput(event: HookEvent, action: HookAction)
     case 'none':
       return undefined;
     case 'stop':
-      return { decision: 'block', reason: action.text };
+      return { decision: 'block', reason: action.text, systemMessage: action.text };
     case 'remind':
     case 'warn_call':
       return { hookSpecificOutput: { hookEventName: hookEventName(event), additionalContext: action.text } };
@@ -47,6 +49,8 @@ export const CLAUDE_CODE_HOOK_ADAPTER: HookAdapter = {
   vocabulary: CLAUDE_CODE_FAILURE_CLASSES,
   parse: parseClaudeCodeHookInput,
   format: formatClaudeCodeHookOutput,
+  // Shown to the user in the interactive UI, and as a stream-json `system`/`informational` message.
+  formatProblem: (text) => ({ systemMessage: text }),
 };
 
 /**
@@ -56,11 +60,7 @@ export const CLAUDE_CODE_HOOK_ADAPTER: HookAdapter = {
  */
 export function claudeCodeHookSettings(command: string): Record<string, unknown> {
   const hook = { type: 'command', command };
-  return {
-    hooks: {
-      PreToolUse: [{ matcher: '*', hooks: [hook] }],
-      PostToolUseFailure: [{ matcher: '*', hooks: [hook] }],
-      PostToolBatch: [{ hooks: [hook] }],
-    },
-  };
+  const hooks: Record<string, unknown> = {};
+  for (const event of CLAUDE_CODE_HOOK_EVENTS) hooks[event] = [event === 'PostToolBatch' ? { hooks: [hook] } : { matcher: '*', hooks: [hook] }];
+  return { hooks };
 }

@@ -6,25 +6,33 @@
  * - every event: `session_id`, `transcript_path`, `cwd`, `hook_event_name`; tool events and
  *   PostToolBatch also `prompt_id` (the OTel `prompt.id`) and `permission_mode`;
  * - `PreToolUse`: `tool_name`, `tool_input`, `tool_use_id`;
+ * - `PostToolUse`: those plus `tool_response`, `duration_ms`; it fires only for calls that ran and
+ *   succeeded;
  * - `PostToolUseFailure`: those plus `error` (text), `is_interrupt`, `duration_ms`; it fires only
  *   for calls that ran and failed (not for input-validation errors or unknown tools);
  * - `PostToolBatch`: `tool_calls: [{ tool_name, tool_input, tool_use_id, tool_response }]`, once
  *   per model batch, after every call of the batch settled; no success flag, no batch id;
+ * - a call refused before it ran fires neither PostToolUse nor PostToolUseFailure, whatever refused
+ *   it. Observed forms (2.1.328, in default, dontAsk and bypassPermissions modes): a Bash deny rule
+ *   ("Permission to use Bash with command … has been denied."), a WebFetch domain rule ("WebFetch
+ *   denied access to domain:…"), a Read/Edit/Write path rule ("<tool_use_error>File is in a
+ *   directory that is denied by your permission settings."), a call needing approval in `-p`
+ *   ("… needs approval …", "Claude requested permissions to …, but you haven't granted it yet."),
+ *   another hook's PreToolUse deny ("PreToolUse:Bash hook error: …"), input validation errors and
+ *   unknown tools ("<tool_use_error>…"). Their texts differ and more exist in the CLI, so a batch
+ *   entry is read by what did *not* fire: with neither a success nor a failure record it never ran
+ *   (`not_started`, a reset), never a success;
  * - inside a subagent (the `Agent` tool) every tool event adds `agent_id` and `agent_type`: such
  *   inputs are ignored (subagent-internal loops are out of scope, as in the telemetry profile).
  *
- * What is kept: ids, the tool name, the failure class, and whether a batch entry never started.
- * The tool input is passed on only as an opaque value for the identical-call breaker to hash; the
- * error text and tool responses are never passed on (a response is only tested for the fixed
- * prefix Claude Code gives calls rejected before execution).
+ * What is kept: ids, the tool name and the failure class. The tool input is passed on only as an
+ * opaque value for the identical-call breaker to hash; error texts and tool responses are never
+ * read.
  */
 import type { ToolType } from '../../core/failure/types.js';
 import { failureClassOfHookFailure } from '../../profiles/claude-code/failure-class.js';
 import type { HookBatchCall, HookCallOutcome, HookEvent } from '../hook-event.js';
 import { MAX_BATCH_CALLS } from '../hook-session.js';
-
-/** The prefix Claude Code puts on the result of a call rejected before execution. */
-export const TOOL_USE_ERROR_PREFIX = '<tool_use_error>';
 
 function str(v: unknown): string | undefined {
   return typeof v === 'string' && v !== '' ? v : undefined;
@@ -44,13 +52,8 @@ const NOT_STARTED: HookCallOutcome = Object.freeze({ kind: 'not_started' });
 const CANCELLED: HookCallOutcome = Object.freeze({ kind: 'cancelled' });
 const UNKNOWN: HookCallOutcome = Object.freeze({ kind: 'unknown' });
 
-/**
- * How a PostToolBatch entry without a PostToolUseFailure record counts: `not_started` when its
- * result shows a call refused before it ran, else `success`.
- */
-export function batchEntryOutcome(response: unknown): HookCallOutcome {
-  return typeof response === 'string' && response.startsWith(TOOL_USE_ERROR_PREFIX) ? NOT_STARTED : SUCCESS;
-}
+/** The hook events the adapter reads; the settings must register all of them (`--print-settings`). */
+export const CLAUDE_CODE_HOOK_EVENTS = ['PreToolUse', 'PostToolUse', 'PostToolUseFailure', 'PostToolBatch'] as const;
 
 /**
  * Parses one hook input.
@@ -76,6 +79,12 @@ export function parseClaudeCodeHookInput(value: unknown): HookEvent | undefined 
       if (toolName === undefined || callId === undefined || promptId === undefined) return undefined;
       return { type: 'call_started', sessionId, promptId, callId, toolName, toolInput: value.tool_input };
     }
+    case 'PostToolUse': {
+      const toolName = str(value.tool_name);
+      const callId = str(value.tool_use_id);
+      if (toolName === undefined || callId === undefined || promptId === undefined) return undefined;
+      return { type: 'call_settled', sessionId, promptId, callId, toolName, toolType: claudeCodeToolType(toolName), outcome: SUCCESS };
+    }
     case 'PostToolUseFailure': {
       const toolName = str(value.tool_name);
       const callId = str(value.tool_use_id);
@@ -95,7 +104,8 @@ export function parseClaudeCodeHookInput(value: unknown): HookEvent | undefined 
           complete = false;
           continue;
         }
-        calls.push({ callId, toolName, toolType: claudeCodeToolType(toolName), outcome: batchEntryOutcome(c.tool_response) });
+        // Unrecorded (no PostToolUse, no PostToolUseFailure): refused before it ran.
+        calls.push({ callId, toolName, toolType: claudeCodeToolType(toolName), outcome: NOT_STARTED });
       }
       return { type: 'batch_settled', sessionId, promptId, calls, complete };
     }
