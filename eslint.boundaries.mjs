@@ -1,9 +1,9 @@
 // Import boundaries of src/: arrows run one way,
-//   cli → replay/serve/report → otlp → otel → profiles → engine → core,
+//   cli → hooks → replay/serve/report → otlp → otel → profiles → engine → core,
 // and nothing imports cli. Each room lists the rooms it may NOT import (relative specifiers,
 // resolved by how many `../` reach src/). `test/lint-boundaries.test.ts` proves the rule fires.
 
-const ROOMS = ['core', 'engine', 'profiles', 'otel', 'otlp', 'replay', 'serve', 'report', 'cli'];
+const ROOMS = ['core', 'engine', 'profiles', 'otel', 'otlp', 'replay', 'serve', 'report', 'hooks', 'cli'];
 
 /** A regex matching a relative import, from a file `depth` folders below src/, of one of `rooms`. */
 function roomImport(depth, rooms) {
@@ -37,20 +37,21 @@ const NO_SDK = [{ group: ['@opentelemetry/*'], message: 'src/engine is SDK-free:
 
 export const boundaries = [
   ...forbid('core', ROOMS.filter((r) => r !== 'core'), NO_OTEL_NO_NODE),
-  ...forbid('engine', ['profiles', 'otel', 'otlp', 'replay', 'serve', 'report', 'cli'], NO_SDK),
-  ...forbid('profiles', ['otel', 'otlp', 'replay', 'serve', 'report', 'cli']),
-  ...forbid('otel', ['otlp', 'replay', 'serve', 'report', 'cli']),
-  ...forbid('otlp', ['replay', 'serve', 'report', 'cli']),
-  ...forbid('replay', ['serve', 'report', 'cli']),
-  ...forbid('report', ['serve', 'cli']),
-  ...forbid('serve', ['cli']),
+  ...forbid('engine', ['profiles', 'otel', 'otlp', 'replay', 'serve', 'report', 'hooks', 'cli'], NO_SDK),
+  ...forbid('profiles', ['otel', 'otlp', 'replay', 'serve', 'report', 'hooks', 'cli']),
+  ...forbid('otel', ['otlp', 'replay', 'serve', 'report', 'hooks', 'cli']),
+  ...forbid('otlp', ['replay', 'serve', 'report', 'hooks', 'cli']),
+  ...forbid('replay', ['serve', 'report', 'hooks', 'cli']),
+  ...forbid('report', ['serve', 'hooks', 'cli']),
+  ...forbid('serve', ['hooks', 'cli']),
+  ...forbid('hooks', ['cli']),
   {
     // The package entries: the root and ./core load no out-of-process code.
     files: ['src/index.ts', 'src/core.ts'],
     rules: {
       'no-restricted-imports': [
         'error',
-        { patterns: [{ regex: '^\\./(otlp|replay|serve|report|cli)(/|\\.js$)', message: 'the root entry loads no replay, serve, report or CLI code' }] },
+        { patterns: [{ regex: '^\\./(otlp|replay|serve|report|hooks|cli)(/|\\.js$)', message: 'the root entry loads no replay, serve, report, hook or CLI code' }] },
       ],
     },
   },

@@ -85,6 +85,57 @@ const sharedFiles = {
 // module has no `require`, so every output file defines one. esbuild's CommonJS shim picks it up.
 const BANNER = "import { createRequire as __bundleCreateRequire } from 'node:module';\nconst require = __bundleCreateRequire(import.meta.url);";
 
+/** The Claude Code hook's own entry: what the printed settings run once per tool event. */
+const HOOK_ENTRY = join(ROOT, 'dist/cli/claude-code-hook-main.js');
+/** Its output, beside the bin. */
+export const HOOK_BIN = 'claude-code-hook.js';
+/** Loaded by the hook only when it exports telemetry: left as the tsc output the package ships. */
+const HOOK_LAZY_FILES = ['hooks/hook-telemetry.js'];
+
+/**
+ * Bundle the hook entry into one file with no chunks: one module to read and compile per event
+ * (bench H1). The telemetry export (the OpenTelemetry SDK) stays an import of the shipped tsc
+ * output, loaded only when an endpoint is set and there is a decision to export.
+ */
+async function bundleHookEntry() {
+  const result = await build({
+    absWorkingDir: ROOT,
+    entryPoints: [HOOK_ENTRY],
+    outfile: join(OUT_DIR, HOOK_BIN),
+    bundle: true,
+    format: 'esm',
+    platform: 'node',
+    target: 'node18.19',
+    mainFields: ['module', 'main'],
+    external: externalPackages(),
+    plugins: [
+      {
+        name: 'hook-lazy-files',
+        setup(b) {
+          b.onResolve({ filter: /\.js$/ }, (args) => {
+            if (!args.path.startsWith('.')) return undefined;
+            const target = relative(join(ROOT, 'dist'), join(args.resolveDir, args.path)).split(sep).join('/');
+            return HOOK_LAZY_FILES.includes(target) ? { path: `../${target}`, external: true } : undefined;
+          });
+        },
+      },
+    ],
+    banner: { js: BANNER },
+    minifySyntax: true,
+    minifyIdentifiers: false,
+    minifyWhitespace: false,
+    keepNames: true,
+    legalComments: 'none',
+    sourcemap: false,
+    logLevel: 'silent',
+  });
+  if (result.warnings.length > 0) throw new Error(`bundle-cli: ${result.warnings.length} esbuild warning(s) in the hook entry`);
+  const file = join(OUT_DIR, HOOK_BIN);
+  if (!readFileSync(file, 'utf8').startsWith('#!/usr/bin/env node\n')) throw new Error(`bundle-cli: ${relative(ROOT, file)} does not start with the shebang`);
+  for (const f of HOOK_LAZY_FILES) if (!existsSync(join(ROOT, 'dist', f))) throw new Error(`bundle-cli: the hook entry imports dist/${f}, which is missing`);
+  chmodSync(file, 0o755);
+}
+
 async function main() {
   if (!existsSync(ENTRY)) throw new Error(`bundle-cli: ${relative(ROOT, ENTRY)} is missing; run tsc first (npm run build)`);
   // Chunk names carry content hashes: start empty so no chunk of an earlier build lingers.
@@ -130,6 +181,7 @@ async function main() {
     if (shared.length > 0 && dirname(join(ROOT, out)) !== join(OUT_DIR, 'chunks')) throw new Error(`bundle-cli: ${out} imports ${shared[0].path}, which resolves only from dist/bin/chunks/`);
     for (const i of shared) if (!existsSync(join(OUT_DIR, 'chunks', i.path))) throw new Error(`bundle-cli: ${out} imports ${i.path}, which is missing`);
   }
+  await bundleHookEntry();
   const entry = join(OUT_DIR, `${BIN_NAME}.js`);
   const text = readFileSync(entry, 'utf8');
   // esbuild keeps the entry's `#!` line above the banner; the bin needs it first.

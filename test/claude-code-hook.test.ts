@@ -7,12 +7,14 @@ import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { REPEATED_TOOL_FAILURE_REMINDER, REPEATED_TOOL_FAILURE_STOP_TEXT } from '../src/core/failure/reducer.js';
 import { REPETITION_ABORT_TEXT, REPETITION_WARNING_TEXT } from '../src/core/repetition/reducer.js';
-import { claudeCodeHookSettings, defaultStateDir, runClaudeCodeHook } from '../src/cli/commands/claude-code-hook.js';
-import { HookStateStore } from '../src/cli/commands/claude-code-hook-state.js';
-import { initialHookState, stepHook } from '../src/profiles/claude-code/hook-guard.js';
-import type { HookSessionState } from '../src/profiles/claude-code/hook-guard.js';
-import { parseClaudeCodeHookInput } from '../src/profiles/claude-code/hook-input.js';
-import type { ClaudeCodeHookInput } from '../src/profiles/claude-code/hook-input.js';
+import { claudeCodeHookSettings, runClaudeCodeHook } from '../src/cli/commands/claude-code-hook.js';
+import { CLAUDE_CODE_HOOK_ADAPTER } from '../src/hooks/claude-code/claude-code-adapter.js';
+import { parseClaudeCodeHookInput } from '../src/hooks/claude-code/hook-input.js';
+import type { HookEvent } from '../src/hooks/hook-event.js';
+import { defaultHookStateDir } from '../src/hooks/hook-runtime.js';
+import { initialHookState, promptKey, stepHookSession } from '../src/hooks/hook-session.js';
+import type { HookSessionState } from '../src/hooks/hook-session.js';
+import { HookStateStore } from '../src/hooks/state-store.js';
 import type { GuardMode } from '../src/core/failure/types.js';
 
 const run = promisify(execFile);
@@ -51,11 +53,19 @@ const pre = (id: string, command = 'git status') => ({
   tool_use_id: id,
 });
 
-function parse(v: unknown): ClaudeCodeHookInput {
+function parse(v: unknown): HookEvent {
   const input = parseClaudeCodeHookInput(v);
   if (input === undefined) throw new Error('unparsed');
   return input;
 }
+
+const VOCABULARY = new Set(CLAUDE_CODE_HOOK_ADAPTER.vocabulary);
+/** One runtime step with the Claude Code adapter's output. */
+function stepHook(state: HookSessionState, event: HookEvent, mode: GuardMode, t: number) {
+  const step = stepHookSession(state, event, mode, t, { vocabulary: VOCABULARY });
+  return { ...step, output: CLAUDE_CODE_HOOK_ADAPTER.format(event, step.action) };
+}
+const defaultStateDir = (env: Record<string, string | undefined>) => defaultHookStateDir(CLAUDE_CODE_HOOK_ADAPTER, env);
 
 /** Failing batches of `sizes` calls, through the pure step function; returns outputs and decisions per batch. */
 function loop(mode: GuardMode, sizes: readonly number[]) {
@@ -78,23 +88,24 @@ function loop(mode: GuardMode, sizes: readonly number[]) {
 }
 
 describe('claude-code hook input', () => {
-  it('parses the four events it acts on and flags subagent inputs', () => {
+  it('parses the four events it acts on and ignores subagent inputs', () => {
     expect(parse(failure('t1'))).toEqual({
-      event: 'PostToolUseFailure',
+      type: 'call_settled',
       sessionId: 'session-1',
       promptId: 'prompt-1',
-      subagent: false,
       toolName: 'Bash',
-      toolUseId: 't1',
-      failure: { kind: 'failure', failureClass: 'shell_error' },
+      toolType: 'native',
+      callId: 't1',
+      outcome: { kind: 'failure', errorType: 'shell_error' },
     });
-    expect(parse(failure('t1', 'Read', { is_interrupt: true })).event === 'PostToolUseFailure' && parse(failure('t1', 'Read', { is_interrupt: true }))).toMatchObject({ failure: { kind: 'cancelled' } });
-    expect(parse({ ...failure('t1'), agent_id: 'abb617e581ddf3e74', agent_type: 'general-purpose' }).subagent).toBe(true);
-    expect(parse(pre('t2'))).toMatchObject({ event: 'PreToolUse', toolName: 'Bash', toolUseId: 't2' });
-    expect(parse({ ...common(), hook_event_name: 'UserPromptSubmit', prompt: 'fix it' })).toEqual({ event: 'UserPromptSubmit', sessionId: 'session-1', promptId: 'prompt-1', subagent: false });
+    expect(parse(failure('t1', 'Read', { is_interrupt: true }))).toMatchObject({ outcome: { kind: 'cancelled' } });
+    expect(parse(failure('t1', 'mcp__srv__query'))).toMatchObject({ toolType: 'mcp', outcome: { kind: 'failure', errorType: 'mcp_error' } });
+    expect(parseClaudeCodeHookInput({ ...failure('t1'), agent_id: 'abb617e581ddf3e74', agent_type: 'general-purpose' })).toBeUndefined();
+    expect(parse(pre('t2'))).toMatchObject({ type: 'call_started', toolName: 'Bash', callId: 't2' });
+    expect(parse({ ...common(), hook_event_name: 'UserPromptSubmit', prompt: 'fix it' })).toEqual({ type: 'prompt_started', sessionId: 'session-1', promptId: 'prompt-1' });
   });
 
-  it('reads a PostToolBatch: a <tool_use_error> result is not_started, a malformed entry makes it incomplete', () => {
+  it('reads a PostToolBatch: an entry is not_started unless a PostToolUse or PostToolUseFailure recorded it; a malformed entry makes it incomplete', () => {
     const b = parse({
       ...common(),
       hook_event_name: 'PostToolBatch',
@@ -104,8 +115,17 @@ describe('claude-code hook input', () => {
         { tool_name: 'Read', tool_input: {}, tool_use_id: 'c', tool_response: { type: 'text', file: {} } },
       ],
     });
-    expect(b).toMatchObject({ event: 'PostToolBatch', complete: true, calls: [{ toolUseId: 'a', notStarted: false }, { toolUseId: 'b', notStarted: true }, { toolUseId: 'c', notStarted: false }] });
+    expect(b).toMatchObject({
+      type: 'batch_settled',
+      complete: true,
+      calls: [
+        { callId: 'a', outcome: { kind: 'not_started' } },
+        { callId: 'b', outcome: { kind: 'not_started' } },
+        { callId: 'c', outcome: { kind: 'not_started' } },
+      ],
+    });
     expect(parse({ ...batch(['a']), tool_calls: [{ tool_name: 'Bash' }, 7] })).toMatchObject({ complete: false, calls: [] });
+    expect(parse({ ...pre('s1'), hook_event_name: 'PostToolUse', tool_response: { stdout: 'x' } })).toMatchObject({ type: 'call_settled', callId: 's1', outcome: { kind: 'success' } });
   });
 
   it.each([
@@ -133,7 +153,7 @@ describe('claude-code hook step (pure)', () => {
       undefined,
       undefined,
       { hookSpecificOutput: { hookEventName: 'PostToolBatch', additionalContext: REPEATED_TOOL_FAILURE_REMINDER } },
-      { decision: 'block', reason: REPEATED_TOOL_FAILURE_STOP_TEXT },
+      { decision: 'block', reason: REPEATED_TOOL_FAILURE_STOP_TEXT, systemMessage: REPEATED_TOOL_FAILURE_STOP_TEXT },
     ]);
   });
 
@@ -155,20 +175,50 @@ describe('claude-code hook step (pure)', () => {
     expect(step.decisions.map((d) => [d.decision, d.resetReason])).toEqual([['reset', 'not_started']]);
   });
 
-  it('a same-tool success in the batch resets; the batch without PostToolUseFailure records is all success', () => {
+  it('a same-tool success (PostToolUse) in the batch resets; an other tool\'s success is ignored', () => {
     const { state } = loop('shadow', [3]);
-    const step = stepHook(state, parse(batch(['ok1'], {}, 'On branch main')), 'shadow', 1);
+    const ok = stepHook(state, parse({ ...pre('ok1'), hook_event_name: 'PostToolUse', tool_response: 'On branch main' }), 'shadow', 1).state;
+    const step = stepHook(ok, parse(batch(['ok1'], {}, 'On branch main')), 'shadow', 1);
     expect(step.decisions.map((d) => [d.decision, d.resetReason])).toEqual([['reset', 'success']]);
+    let other = stepHook(state, parse({ ...pre('r1'), tool_name: 'Read', hook_event_name: 'PostToolUse', tool_response: {} }), 'shadow', 1).state;
+    other = stepHook(other, parse(failure('f1')), 'shadow', 1).state;
+    const b = batch(['f1']);
+    b.tool_calls.unshift({ tool_name: 'Read', tool_input: { command: '' }, tool_use_id: 'r1', tool_response: 'file text' });
+    expect(stepHook(other, parse(b), 'shadow', 1).decisions.map((d) => `${d.decision}(${d.failureCountBucket},${d.batchCountBucket})`)).toEqual(['tracked(3-4,2)']);
   });
 
-  it('a new prompt_id starts a fresh guard; subagent inputs change nothing', () => {
+  // Every form in which Claude Code 2.1.328 refuses a call before it runs, as the real CLI wrote it
+  // in PostToolBatch (conformance scenario denials-reset-enforce-hooks and its capture; the CLI's
+  // default, dontAsk and bypassPermissions modes give the same texts). None fires PostToolUse or
+  // PostToolUseFailure; beside a tracked failure each must reset as not_started, never read as a
+  // success (an other tool's success would leave the streak running to a stop).
+  it.each([
+    ['a Bash deny rule', 'Bash', 'Permission to use Bash with command git push origin main has been denied.'],
+    ['a WebFetch domain deny rule', 'WebFetch', 'WebFetch denied access to domain:blocked.example.com.'],
+    ['a Read/Edit/Write path deny rule', 'Write', '<tool_use_error>File is in a directory that is denied by your permission settings.</tool_use_error>'],
+    ['a Write that needs approval -p cannot give', 'Write', "Claude requested permissions to write to /w/notes.txt, but you haven't granted it yet."],
+    ['a WebFetch that needs approval', 'WebFetch', "Claude requested permissions to use WebFetch, but you haven't granted it yet."],
+    ['a shell command that needs approval', 'Bash', "touch in '/w/marker' needs approval. The path is inside the working directories for this session ('/w'), and Claude Code asks before a shell command writes there."],
+    ["another hook's PreToolUse deny", 'Bash', 'PreToolUse:Bash hook error: policy says no'],
+    ['an input validation error', 'Bash', '<tool_use_error>InputValidationError: Bash failed due to the following issue:\nThe required parameter `command` is missing</tool_use_error>'],
+    ['an unknown tool', 'NoSuchTool', '<tool_use_error>Error: No such tool available: NoSuchTool</tool_use_error>'],
+  ])('%s is not_started: the warned streak resets instead of stopping', (_form, tool, response) => {
+    let { state } = loop('enforce', [4, 4]);
+    expect(state.guard.phase).toBe('warned');
+    state = stepHook(state, parse(failure('x1')), 'enforce', 2).state;
+    const b = batch(['x1']);
+    b.tool_calls.push({ tool_name: tool, tool_input: { command: 'x' }, tool_use_id: 'x2', tool_response: response });
+    const step = stepHook(state, parse(b), 'enforce', 2);
+    expect(step.decisions.map((d) => [d.decision, d.resetReason])).toEqual([['reset', 'not_started']]);
+    expect(step.output).toBeUndefined();
+  });
+
+  it('a new prompt_id starts a fresh guard; subagent inputs are not events', () => {
     const first = loop('enforce', [4, 3]);
     expect(first.state.guard.phase).toBe('tracking');
-    const sub = stepHook(first.state, parse({ ...batch(['s1']), agent_id: 'a1', agent_type: 'general-purpose' }), 'enforce', 2);
-    expect(sub.state.guard).toEqual(first.state.guard);
-    expect(sub.decisions).toEqual([]);
+    expect(parseClaudeCodeHookInput({ ...batch(['s1']), agent_id: 'a1', agent_type: 'general-purpose' })).toBeUndefined();
     const next = stepHook(first.state, parse({ ...failure('n1'), prompt_id: 'prompt-2' }), 'enforce', 3);
-    expect(next.state.promptId).toBe('prompt-2');
+    expect(next.state.prompt).toBe(promptKey('prompt-2'));
     expect(next.state.guard.phase).toBe('idle');
     expect(next.state.batches).toBe(0);
   });
@@ -185,7 +235,7 @@ describe('claude-code hook step (pure)', () => {
     expect(outs[2]).toEqual({ hookSpecificOutput: { hookEventName: 'PreToolUse', additionalContext: REPETITION_WARNING_TEXT } });
     expect(outs[4]).toEqual({ hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'deny', permissionDecisionReason: REPETITION_ABORT_TEXT } });
     const step = stepHook(state, parse(batch(['r5'], {}, 'PreToolUse:Bash hook error'))!, 'enforce', 6);
-    expect(step.output).toEqual({ decision: 'block', reason: REPETITION_ABORT_TEXT });
+    expect(step.output).toEqual({ decision: 'block', reason: REPETITION_ABORT_TEXT, systemMessage: REPETITION_ABORT_TEXT });
     expect(step.decisions.map((d) => [d.decision, d.resetReason])).toEqual([]);
     // A different command breaks the run.
     const other = stepHook(initialHookState('1'.repeat(32), 0), parse(pre('z', 'git log')), 'enforce', 7);
@@ -210,44 +260,44 @@ describe('claude-code-hook command and its state file', () => {
   };
   const fresh = () => mkdtempSync(join(tmpdir(), 'rtfg-cc-hook-'));
 
-  it('runs the enforce loop across invocations through the state file, and appends the decisions', () => {
+  it('runs the enforce loop across invocations through the state file, and appends the decisions', async () => {
     const dir = fresh();
     const decisionsFile = join(dir, 'decisions.jsonl');
     const outs: string[] = [];
-    [3, 3, 2, 1].forEach((n, b) => {
+    for (const [b, n] of [3, 3, 2, 1].entries()) {
       const ids = Array.from({ length: n }, (_, i) => `t${b}_${i}`);
-      for (const id of ids) expect(runClaudeCodeHook(JSON.stringify(failure(id)), { mode: 'enforce', stateDir: join(dir, 's') }, io().io)).toBe(0);
+      for (const id of ids) expect(await runClaudeCodeHook(JSON.stringify(failure(id)), { mode: 'enforce', stateDir: join(dir, 's') }, io().io)).toBe(0);
       const o = io();
-      expect(runClaudeCodeHook(JSON.stringify(batch(ids)), { mode: 'enforce', stateDir: join(dir, 's'), decisionsFile }, o.io)).toBe(0);
+      expect(await runClaudeCodeHook(JSON.stringify(batch(ids)), { mode: 'enforce', stateDir: join(dir, 's'), decisionsFile }, o.io)).toBe(0);
       outs.push(o.out.join(''));
-    });
-    expect(outs.map((o) => (o === '' ? '' : Object.keys(JSON.parse(o)).join()))).toEqual(['', '', 'hookSpecificOutput', 'decision,reason']);
+    }
+    expect(outs.map((o) => (o === '' ? '' : Object.keys(JSON.parse(o)).join()))).toEqual(['', '', 'hookSpecificOutput', 'decision,reason,systemMessage']);
     const lines = readFileSync(decisionsFile, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
     expect(lines.map((l) => `${l.promptId}/${l.batch}:${l.decision}`)).toEqual(['prompt-1/1:tracked', 'prompt-1/2:tracked', 'prompt-1/3:warned', 'prompt-1/4:stopped']);
     expect(Object.keys(lines[0]).sort()).toEqual(['guard', 'batchCountBucket', 'batch', 'candidateOrdinal', 'decision', 'failureCountBucket', 'mode', 'phaseAfter', 'phaseBefore', 'promptId'].sort());
     expect(lines[0].guard).toBe('repeated_tool_failure');
   });
 
-  it.each(['QWEN_CODE_ACP_REPEATED_TOOL_FAILURE_GUARD', 'REPEATED_TOOL_FAILURE_GUARD_MODE'])('takes the mode from %s (invalid → shadow); off keeps no state', (variable) => {
+  it.each(['QWEN_CODE_ACP_REPEATED_TOOL_FAILURE_GUARD', 'REPEATED_TOOL_FAILURE_GUARD_MODE'])('takes the mode from %s (invalid → shadow); off keeps no state', async (variable) => {
     for (const [value, wantOutput] of [['enforce', true], ['bogus', false], [undefined, false]] as const) {
       const dir = fresh();
       const env = { [variable]: value, HOME: dir };
       let last = io();
-      [4, 4].forEach((n, b) => {
+      for (const [b, n] of [4, 4].entries()) {
         const ids = Array.from({ length: n }, (_, i) => `t${b}_${i}`);
-        for (const id of ids) runClaudeCodeHook(JSON.stringify(failure(id)), {}, io().io, env);
+        for (const id of ids) await runClaudeCodeHook(JSON.stringify(failure(id)), {}, io().io, env);
         last = io();
-        runClaudeCodeHook(JSON.stringify(batch(ids)), {}, last.io, env);
-      });
+        await runClaudeCodeHook(JSON.stringify(batch(ids)), {}, last.io, env);
+      }
       expect(last.out.length > 0).toBe(wantOutput);
       expect(existsSync(defaultStateDir(env))).toBe(true);
     }
     const dir = fresh();
-    runClaudeCodeHook(JSON.stringify(failure('t')), {}, io().io, { [variable]: 'off', HOME: dir });
+    await runClaudeCodeHook(JSON.stringify(failure('t')), {}, io().io, { [variable]: 'off', HOME: dir });
     expect(existsSync(defaultStateDir({ HOME: dir }))).toBe(false);
   });
 
-  it('keeps no error text, command or path in the state file, stdout or decisions', () => {
+  it('keeps no error text, command or path in the state file, stdout or decisions', async () => {
     const dir = fresh();
     const secret = 'SECRET-PATH-/home/alice/private';
     const decisionsFile = join(dir, 'd.jsonl');
@@ -255,10 +305,10 @@ describe('claude-code-hook command and its state file', () => {
     for (let b = 0; b < 4; b++) {
       const ids = [`a${b}`, `b${b}`, `c${b}`];
       for (const id of ids) {
-        runClaudeCodeHook(JSON.stringify(pre(id, `cat ${secret}`)), { mode: 'enforce', stateDir: dir, decisionsFile }, o.io);
-        runClaudeCodeHook(JSON.stringify(failure(id, 'Bash', { error: `Exit code 1\n${secret}`, tool_input: { command: `cat ${secret}` } })), { mode: 'enforce', stateDir: dir, decisionsFile }, o.io);
+        await runClaudeCodeHook(JSON.stringify(pre(id, `cat ${secret}`)), { mode: 'enforce', stateDir: dir, decisionsFile }, o.io);
+        await runClaudeCodeHook(JSON.stringify(failure(id, 'Bash', { error: `Exit code 1\n${secret}`, tool_input: { command: `cat ${secret}` } })), { mode: 'enforce', stateDir: dir, decisionsFile }, o.io);
       }
-      runClaudeCodeHook(JSON.stringify(batch(ids, {}, secret)), { mode: 'enforce', stateDir: dir, decisionsFile }, o.io);
+      await runClaudeCodeHook(JSON.stringify(batch(ids, {}, secret)), { mode: 'enforce', stateDir: dir, decisionsFile }, o.io);
     }
     const everything = [...o.out, ...o.err, ...readdirSync(dir).map((f) => readFileSync(join(dir, f), 'utf8'))].join('\n');
     expect(o.out.length).toBeGreaterThan(0);
@@ -267,56 +317,56 @@ describe('claude-code-hook command and its state file', () => {
     expect(everything).not.toContain('session-1');
   });
 
-  it('never fails the hook: malformed stdin, an unwritable state dir, a busy lock → exit 0 and no output', () => {
+  it('never fails the hook: malformed stdin, an unwritable state dir, a busy lock → exit 0 and no output', async () => {
     const o = io();
-    expect(runClaudeCodeHook('not json', { mode: 'enforce' }, o.io)).toBe(0);
+    expect(await runClaudeCodeHook('not json', { mode: 'enforce' }, o.io)).toBe(0);
     const file = join(fresh(), 'a-file');
     writeFileSync(file, '');
-    expect(runClaudeCodeHook(JSON.stringify(failure('t')), { mode: 'enforce', stateDir: join(file, 'sub') }, o.io)).toBe(0);
+    expect(await runClaudeCodeHook(JSON.stringify(failure('t')), { mode: 'enforce', stateDir: join(file, 'sub') }, o.io)).toBe(0);
     const dir = fresh();
     const store = new HookStateStore(dir, { lockTimeoutMillis: 50 });
     mkdirSync(dir, { recursive: true });
     writeFileSync(`${store.fileOf('session-1')}.lock`, '');
-    expect(runClaudeCodeHook(JSON.stringify(failure('t')), { mode: 'enforce', stateDir: dir }, o.io)).toBe(0);
+    expect(await runClaudeCodeHook(JSON.stringify(failure('t')), { mode: 'enforce', stateDir: dir }, o.io)).toBe(0);
     expect(o.out).toEqual([]);
     expect(o.err.length).toBe(3);
     expect(o.err.join('\n')).not.toContain('git');
   });
 
-  it('breaks a stale lock, expires an idle session state, sweeps old files', () => {
+  it('breaks a stale lock, expires an idle session state, sweeps old files', async () => {
     const dir = fresh();
     let t = 1_000_000;
     const store = new HookStateStore(dir, { now: () => t, staleLockMillis: 10_000 });
-    expect(store.update('s', () => [{ n: 1 }, 'first'])).toBe('first');
+    expect(await store.update('s', () => [{ n: 1 }, 'first'])).toBe('first');
     writeFileSync(`${store.fileOf('s')}.lock`, '');
     const old = new Date(Date.now() - 60_000);
     utimesSync(`${store.fileOf('s')}.lock`, old, old);
     t = Date.now();
-    expect(store.update('s', (cur) => [cur, cur])).toEqual({ n: 1 });
+    expect(await store.update('s', ({ current }) => [current, current])).toEqual({ n: 1 });
 
     // An idle session (> 2 h since the last update) starts fresh: 7 earlier failures do not count.
     const hookDir = fresh();
     let now = 0;
     const clock = () => now;
-    [4, 3].forEach((n, b) => {
+    for (const [b, n] of [4, 3].entries()) {
       const ids = Array.from({ length: n }, (_, i) => `t${b}_${i}`);
-      for (const id of ids) runClaudeCodeHook(JSON.stringify(failure(id)), { mode: 'enforce', stateDir: hookDir }, io().io, {}, clock);
-      runClaudeCodeHook(JSON.stringify(batch(ids)), { mode: 'enforce', stateDir: hookDir }, io().io, {}, clock);
-    });
+      for (const id of ids) await runClaudeCodeHook(JSON.stringify(failure(id)), { mode: 'enforce', stateDir: hookDir }, io().io, {}, clock);
+      await runClaudeCodeHook(JSON.stringify(batch(ids)), { mode: 'enforce', stateDir: hookDir }, io().io, {}, clock);
+    }
     now = 2 * 60 * 60 * 1000 + 1;
     const ids = ['x1', 'x2'];
-    for (const id of ids) runClaudeCodeHook(JSON.stringify(failure(id)), { mode: 'enforce', stateDir: hookDir }, io().io, {}, clock);
+    for (const id of ids) await runClaudeCodeHook(JSON.stringify(failure(id)), { mode: 'enforce', stateDir: hookDir }, io().io, {}, clock);
     const decisionsFile = join(hookDir, 'd.jsonl');
-    runClaudeCodeHook(JSON.stringify(batch(ids)), { mode: 'enforce', stateDir: hookDir, decisionsFile }, io().io, {}, clock);
+    await runClaudeCodeHook(JSON.stringify(batch(ids)), { mode: 'enforce', stateDir: hookDir, decisionsFile }, io().io, {}, clock);
     expect(JSON.parse(readFileSync(decisionsFile, 'utf8'))).toMatchObject({ batch: 1, decision: 'tracked', failureCountBucket: '1-2', batchCountBucket: '1' });
 
     const sweepDir = fresh();
     const sweeper = new HookStateStore(sweepDir);
-    sweeper.update('old', () => [{}, 0]);
-    sweeper.update('new', () => [{}, 0]);
+    await sweeper.update('old', () => [{}, 0]);
+    await sweeper.update('new', () => [{}, 0]);
     const longAgo = new Date(Date.now() - 25 * 60 * 60 * 1000);
     utimesSync(sweeper.fileOf('old'), longAgo, longAgo);
-    expect(sweeper.sweep()).toBe(1);
+    expect(await sweeper.sweep()).toBe(1);
     expect(existsSync(sweeper.fileOf('old'))).toBe(false);
     expect(existsSync(sweeper.fileOf('new'))).toBe(true);
   });
@@ -374,16 +424,18 @@ describe('claude-code-hook command and its state file', () => {
     }
   }, 30_000);
 
-  it('prints a settings fragment registering PreToolUse, PostToolUseFailure and PostToolBatch', async () => {
+  it('prints a settings fragment registering PreToolUse, PostToolUse, PostToolUseFailure and PostToolBatch', async () => {
     expect(claudeCodeHookSettings('cmd')).toEqual({
       hooks: {
         PreToolUse: [{ matcher: '*', hooks: [{ type: 'command', command: 'cmd' }] }],
+        PostToolUse: [{ matcher: '*', hooks: [{ type: 'command', command: 'cmd' }] }],
         PostToolUseFailure: [{ matcher: '*', hooks: [{ type: 'command', command: 'cmd' }] }],
         PostToolBatch: [{ hooks: [{ type: 'command', command: 'cmd' }] }],
       },
     });
     const { stdout } = await run(process.execPath, [CLI, 'claude-code-hook', '--print-settings', '--mode', 'enforce'], { timeout: 20_000 });
-    expect(JSON.parse(stdout).hooks.PostToolBatch[0].hooks[0].command).toBe('npx --no-install repeated-tool-failure-guard claude-code-hook --mode enforce');
+    // An absolute command: this Node and the hook's own entry of this installation, from any directory.
+    expect(JSON.parse(stdout).hooks.PostToolBatch[0].hooks[0].command).toBe(`${process.execPath} ${resolve('dist/bin/claude-code-hook.js')} --mode enforce`);
     // A usage error still exits 0 (Claude Code would treat exit 2 as blocking).
     const bad = run(process.execPath, [CLI, 'claude-code-hook', 'unexpected-argument'], { timeout: 20_000 });
     bad.child.stdin?.end('');

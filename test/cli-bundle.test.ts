@@ -122,7 +122,7 @@ describe('the bundled CLI (package.json bin)', () => {
       input: HOOK_INPUT,
       code: 0,
       loads: ['claude-code-hook'],
-      skips: ['serve', 'replay', 'otlp-grpc-receiver', 'claude-code-hook-telemetry'],
+      skips: ['serve', 'replay', 'otlp-grpc-receiver', 'hook-telemetry'],
       decoders: false,
       http: false,
       outside: [],

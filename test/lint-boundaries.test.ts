@@ -32,6 +32,9 @@ describe('import boundaries (eslint.boundaries.mjs)', () => {
     ['src/serve/guard-server.ts', "import { runServe } from '../cli/commands/serve.js';"],
     ['src/index.ts', "export { replayRecords } from './replay/replay.js';"],
     ['src/index.ts', "export { startGuardServer } from './serve.js';"],
+    ['src/serve/guard-server.ts', "import { runHook } from '../hooks/hook-runtime.js';"],
+    ['src/engine/batch-assembler.ts', "import type { HookEvent } from '../hooks/hook-event.js';"],
+    ['src/hooks/hook-runtime.ts', "import { runServe } from '../cli/commands/serve.js';"],
   ])('%s: %s is refused', async (file, code) => {
     expect(await violations(file, code)).toHaveLength(1);
   });
@@ -44,6 +47,8 @@ describe('import boundaries (eslint.boundaries.mjs)', () => {
     ['src/otel/repeated-tool-failure-guard.ts', "import { WIRE_PROFILES } from '../profiles/registry.js';"],
     ['src/serve/guard-server.ts', "import { RepeatedToolFailureGuard } from '../otel/repeated-tool-failure-guard.js';"],
     ['src/cli/commands/replay.ts', "import { replayRecords } from '../../replay/replay.js';"],
+    ['src/hooks/hook-session.ts', "import { sealBatch } from '../engine/batch-assembler.js';"],
+    ['src/cli/commands/claude-code-hook.ts', "import { runHook } from '../../hooks/hook-runtime.js';"],
     ['src/index.ts', "export { GuardControl } from './otel/guard-control.js';"],
   ])('%s: %s is allowed', async (file, code) => {
     expect(await violations(file, code)).toEqual([]);

@@ -22,6 +22,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { selectScenarios } from '../scenario-files.mjs';
 import { isIsolated, reexecIsolated } from '../run-scenario.mjs';
+import { STOP_TEXT } from './fake-anthropic.mjs';
 import { readOtlpLines } from './otlp-lines.mjs';
 import {
   CLAUDE_CLI,
@@ -284,6 +285,9 @@ function checkHookEffects(scenario, run) {
     if (stop) {
       const after = main.filter((r) => r.prompt === prompt && (r.round ?? 0) > Number(stop.batch));
       if (after.length > 0) problems.push(`prompt ${prompt}: ${after.length} model request(s) after the stop at batch ${stop.batch}`);
+      // The user sees why the run stopped: the hook's systemMessage, printed by stream-json.
+      const shown = run.prompts[pi]?.informational ?? [];
+      if (!shown.some((m) => m.includes(STOP_TEXT))) problems.push(`prompt ${prompt}: the stop text was not shown to the user (stream-json informational: ${JSON.stringify(shown)})`);
     }
   }
   return problems;
@@ -346,12 +350,15 @@ async function main(argv) {
 
       const replay = runReplay(run.otlpFile, scenario.mode);
       if (replay.error) problems.push(`replay did not run to the end: ${replay.error.message}`);
-      if (replay.status !== 0) problems.push(`replay exited ${replay.status}: ${replay.stderr.split('\n').slice(-5).join(' | ')}`);
-      if (/VIOLATED/.test(replay.stderr)) problems.push(`replay invariant VIOLATED: ${replay.stderr.split('\n').filter((l) => /VIOLATED/.test(l)).join(' | ')}`);
-      if (!/profile: claude-code/.test(replay.stderr)) problems.push('replay did not report `profile: claude-code` (auto-detection)');
-      const ours = parseDecisions(replay.stdout, promptOrder, problems, 'replay');
+      // A hook-only scenario (`replay` names why) shows the replay's decisions without comparing them.
+      const replayProblems = scenario.replay === undefined ? problems : [];
+      if (replay.status !== 0) replayProblems.push(`replay exited ${replay.status}: ${replay.stderr.split('\n').slice(-5).join(' | ')}`);
+      if (/VIOLATED/.test(replay.stderr)) replayProblems.push(`replay invariant VIOLATED: ${replay.stderr.split('\n').filter((l) => /VIOLATED/.test(l)).join(' | ')}`);
+      if (!/profile: claude-code/.test(replay.stderr)) replayProblems.push('replay did not report `profile: claude-code` (auto-detection)');
+      const ours = parseDecisions(replay.stdout, promptOrder, replayProblems, 'replay');
       row.ours = ours.map(compact);
-      problems.push(...compareDecisions('replay vs expected', scenario.expectedDecisions, ours, scenario.mode));
+      replayProblems.push(...compareDecisions('replay vs expected', scenario.expectedDecisions, ours, scenario.mode));
+      if (scenario.replay !== undefined) row.ours.unshift(`(${scenario.replay})`);
 
       // The same telemetry without its spans (CLAUDE_CODE_ENHANCED_TELEMETRY_BETA unset): the logs
       // alone must give the design's decisions too.

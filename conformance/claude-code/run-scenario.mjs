@@ -42,7 +42,7 @@ export const OUR_CLI = resolve(process.env.RTFG_REPLAY_CLI ?? join(repoRoot, 'di
  * @property {'shadow' | 'warn' | 'enforce'} mode The guard mode: the replay's `--mode` and, with
  *   `hooks: "guard"`, `QWEN_CODE_ACP_REPEATED_TOOL_FAILURE_GUARD` for the hook command.
  * @property {'none' | 'guard'} [hooks] `guard` registers `repeated-tool-failure-guard
- *   claude-code-hook` for PreToolUse, PostToolUseFailure and PostToolBatch. A logging hook that
+ *   claude-code-hook` for PreToolUse, PostToolUse, PostToolUseFailure and PostToolBatch. A logging hook that
  *   records every hook input is always registered.
  * @property {{ git?: boolean, files?: Record<string, string> }} [cwd]
  * @property {Record<string, unknown>} [settings] Extra user settings merged into `~/.claude/settings.json`
@@ -50,6 +50,10 @@ export const OUR_CLI = resolve(process.env.RTFG_REPLAY_CLI ?? join(repoRoot, 'di
  * @property {string[]} [mcpServers] Names of stdio MCP servers to register (`--mcp-config`), each
  *   `mcp-failing-server.mjs <name>`: its tools are `mcp__<name>__lookup_ticket`, `…__fetch_page`
  *   (both answer `isError: true`) and `…__list_items` (succeeds).
+ * @property {string} [replay] Set (to the reason) in a scenario only the hook is compared on: the
+ *   replay of its telemetry runs and is shown, not compared.
+ * @property {string} [permissionMode] Run with `--permission-mode <mode>` instead of
+ *   `--dangerously-skip-permissions` (so permission rules and prompts apply).
  * @property {import('./fake-anthropic.mjs').PromptScript[]} prompts
  * @property {Record<string, import('../fake-provider.mjs').ToolCallSpec[][]>} [subagentScripts]
  * @property {ExpectedDecision[]} expectedDecisions What the design's reducer must decide, in
@@ -97,7 +101,9 @@ export const OUR_CLI = resolve(process.env.RTFG_REPLAY_CLI ?? join(repoRoot, 'di
  * @property {string} hookDecisionsFile The guard hook's decisions (`replay --format json` lines), written
  *   by the hook command through `RTFG_CLAUDE_CODE_DECISIONS`.
  * @property {import('./fake-anthropic.mjs').RecordedMessagesRequest[]} requests
- * @property {{ exitCode: number | null, signal: string | null, forcedKill: boolean, result: any, sessionId: string }[]} prompts
+ * @property {{ exitCode: number | null, signal: string | null, forcedKill: boolean, result: any, informational: string[], sessionId: string }[]} prompts
+ *   `informational`: the contents of the stream-json `system`/`informational` messages (where a
+ *   hook's `systemMessage` reaches the user).
  * @property {number} durationMillis
  */
 
@@ -168,7 +174,7 @@ function hookSettings(hookLog, guard) {
   const hooks = {};
   for (const event of ['SessionStart', 'UserPromptSubmit', 'PreToolUse', 'PostToolUse', 'PostToolUseFailure', 'PostToolBatch', 'Stop', 'SubagentStop', 'SessionEnd']) {
     const list = [logger];
-    if (guard && ['PreToolUse', 'PostToolUseFailure', 'PostToolBatch'].includes(event)) list.push(guardHook);
+    if (guard && ['PreToolUse', 'PostToolUse', 'PostToolUseFailure', 'PostToolBatch'].includes(event)) list.push(guardHook);
     const toolEvent = ['PreToolUse', 'PostToolUse', 'PostToolUseFailure'].includes(event);
     hooks[event] = [toolEvent ? { matcher: '*', hooks: list } : { hooks: list }];
   }
@@ -303,7 +309,7 @@ export async function runClaudeScenario(scenario, { outdir, log = () => {}, keep
         '--output-format',
         'stream-json',
         '--verbose',
-        '--dangerously-skip-permissions',
+        ...(scenario.permissionMode === undefined ? ['--dangerously-skip-permissions'] : ['--permission-mode', scenario.permissionMode]),
         '--model',
         'claude-sonnet-4-5',
         ...(index === 0 ? ['--session-id', sessionId] : ['--resume', sessionId]),
@@ -325,15 +331,18 @@ export async function runClaudeScenario(scenario, { outdir, log = () => {}, keep
       stdoutAll.push(`# prompt ${index + 1}\n${stdout}`);
       /** @type {any} */
       let result;
+      /** @type {string[]} */
+      const informational = [];
       for (const line of stdout.split('\n')) {
         try {
           const v = JSON.parse(line);
           if (v?.type === 'result') result = v;
+          if (v?.type === 'system' && v.subtype === 'informational' && typeof v.content === 'string') informational.push(v.content);
         } catch {
           // not a JSON line
         }
       }
-      prompts.push({ exitCode: child.exitCode, signal: child.signalCode, forcedKill, result, sessionId });
+      prompts.push({ exitCode: child.exitCode, signal: child.signalCode, forcedKill, result, informational, sessionId });
     }
   } finally {
     await waitForQuietFile(otlpTmp, 700, 5_000);

@@ -5,7 +5,6 @@
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { parseGuardMode } from '../core/mode.js';
 import type { GuardMode } from '../core/failure/types.js';
-import type { BatchDecision } from '../engine/failure-types.js';
 import { UserError } from './io.js';
 import { VERSION } from '../otel/version.js';
 import { WIRE_PROFILES } from '../profiles/registry.js';
@@ -121,46 +120,22 @@ program
 program
   .command('claude-code-hook')
   .description(
-    'Claude Code command hook (PreToolUse, PostToolUseFailure, PostToolBatch): reads the hook input on stdin, keeps the per-prompt guard state in a small file per session, and prints the reminder (warn, enforce) or the stop (enforce) as hook output; shadow prints nothing. Always exits 0.',
+    'Claude Code command hook (PreToolUse, PostToolUse, PostToolUseFailure, PostToolBatch): reads the hook input on stdin, keeps the per-prompt guard state in a small file per session, and prints the reminder (warn, enforce) or the stop (enforce) as hook output; shadow prints nothing. Always exits 0. The settings run its own small entry (see --print-settings).',
   )
   .option('--mode <mode>', 'off, shadow, warn or enforce (default: REPEATED_TOOL_FAILURE_GUARD_MODE or QWEN_CODE_ACP_REPEATED_TOOL_FAILURE_GUARD, else shadow); an invalid value is ignored')
   .option('--state-dir <dir>', 'state directory (default: $RTFG_CLAUDE_CODE_STATE_DIR, else $XDG_STATE_HOME or ~/.local/state, /repeated-tool-failure-guard/claude-code)')
   .option('--decisions-file <file>', 'append each decision as a JSON line (default: $RTFG_CLAUDE_CODE_DECISIONS)')
   .option('--otlp-endpoint <url>', "OTLP/HTTP base URL for the guard's counters and diagnostic logs (default: $RTFG_CLAUDE_CODE_OTLP_ENDPOINT; Claude Code gives hooks no OTEL_* variables)")
-  .option('--print-settings', 'print the Claude Code settings.json hooks fragment that registers this command, and exit')
+  .option('--print-settings', 'print the Claude Code settings.json hooks fragment that registers this hook (an absolute command that runs from any directory), say which settings file takes it, and exit')
+  .option('--check', 'send a synthetic event of each type through exactly the command the settings register, say whether the guard answered, and exit (1 when not)')
+  .option('--settings <file>', 'with --check: the settings file to read (default: the user, project and managed settings files)')
   .allowUnknownOption()
-  .action(async (opts: { mode?: string; stateDir?: string; decisionsFile?: string; otlpEndpoint?: string; printSettings?: boolean }) => {
-    const { claudeCodeHookSettings, runClaudeCodeHook } = await import('./commands/claude-code-hook.js');
-    const mode = parseGuardMode(opts.mode);
-    if (opts.printSettings === true) {
-      const command = [
-        'npx',
-        '--no-install',
-        'repeated-tool-failure-guard',
-        'claude-code-hook',
-        ...(mode === undefined ? [] : ['--mode', mode]),
-        ...(opts.otlpEndpoint === undefined ? [] : ['--otlp-endpoint', opts.otlpEndpoint]),
-      ];
-      io.out(JSON.stringify(claudeCodeHookSettings(command.join(' ')), null, 2));
-      return;
-    }
-    const chunks: Buffer[] = [];
-    for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-    const decisions: BatchDecision[] = [];
-    process.exitCode = runClaudeCodeHook(
-      Buffer.concat(chunks).toString('utf8'),
-      { mode, stateDir: opts.stateDir, decisionsFile: opts.decisionsFile, onDecision: (d) => decisions.push(d) },
-      io,
-    );
-    const endpoint = opts.otlpEndpoint ?? process.env.RTFG_CLAUDE_CODE_OTLP_ENDPOINT;
-    if (decisions.length > 0 && endpoint) {
-      try {
-        const { exportHookTelemetry } = await import('./commands/claude-code-hook-telemetry.js');
-        await exportHookTelemetry(decisions, endpoint);
-      } catch {
-        // The guard's telemetry is best effort; the hook's answer is already out.
-      }
-    }
+  .action(async () => {
+    const { runClaudeCodeHookCommand } = await import('./commands/claude-code-hook.js');
+    process.exitCode = await runClaudeCodeHookCommand(process.argv.slice(process.argv.indexOf('claude-code-hook') + 1), io);
+    // A file-system call that never returns (a state directory under /proc) must not keep the
+    // hook alive past its time limit: leave shortly after the answer, whatever is still pending.
+    setTimeout(() => process.exit(), 100).unref();
   });
 
 program.parseAsync(process.argv).catch((err: unknown) => {

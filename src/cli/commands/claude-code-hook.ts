@@ -1,145 +1,303 @@
 /**
- * `claude-code-hook`: the guard as a Claude Code command hook, for PreToolUse, PostToolUseFailure
- * and PostToolBatch (see `docs/claude-code.md`). It reads one hook input on stdin, advances the
- * session's guard state (a small file per session, see {@link HookStateStore}) and prints the hook
- * output Claude Code acts on:
- * - `remind` (warn, enforce) → PostToolBatch `hookSpecificOutput.additionalContext` = the design's
- *   fixed reminder, which Claude Code hands to the model with the batch's results;
- * - `stop` (enforce) → PostToolBatch `{"decision":"block","reason":<fixed stop text>}`: no further
- *   model request, `terminal_reason: "hook_stopped"`;
- * - shadow → nothing on stdout; decisions go only to the decisions file, when configured.
+ * `claude-code-hook`: the guard as a Claude Code command hook, for PreToolUse, PostToolUse,
+ * PostToolUseFailure and PostToolBatch (see `docs/claude-code.md`): the shared hook runtime
+ * (`src/hooks/`) with the Claude Code adapter. It reads one hook input on stdin and prints the hook
+ * output Claude Code acts on: the reminder (warn, enforce) or the stop (enforce); shadow prints
+ * nothing.
+ *
+ * The same function runs behind `repeated-tool-failure-guard claude-code-hook` and behind the
+ * hook's own small entry, `dist/bin/claude-code-hook.js`, which is what `--print-settings` prints:
+ * it loads neither commander nor any other command, so an event costs little more than a Node
+ * start (bench H1).
  *
  * It always exits 0 and never prints anything but a hook output object on stdout: Claude Code
- * treats exit code 2 as a blocking error, so a usage error of this command (commander's exit 2)
- * would block tool calls; any internal failure is one line on stderr and no decision (fail open).
- * Neither the tool input, the error text nor any tool result is stored or printed.
+ * treats exit code 2 as a blocking error; any failure is one line on stderr and no decision (fail
+ * open). `--print-settings` and `--check` are for people, not for Claude Code.
  */
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { appendFileSync } from 'node:fs';
+import { existsSync, readFileSync, realpathSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { join } from 'node:path';
-import type { GuardMode } from '../../core/failure/types.js';
-import type { BatchDecision } from '../../engine/failure-types.js';
-import { initialHookState, parseHookState, stepHook } from '../../profiles/claude-code/hook-guard.js';
-import type { HookStep } from '../../profiles/claude-code/hook-guard.js';
-import { parseClaudeCodeHookInput } from '../../profiles/claude-code/hook-input.js';
-import { resolveGuardModeFromEnv } from '../../profiles/qwen-code/mode-sources.js';
-import type { CommandIo } from '../io.js';
-import { HookStateStore } from './claude-code-hook-state.js';
+import { dirname, join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { parseGuardMode } from '../../core/mode.js';
+import { CLAUDE_CODE_HOOK_ADAPTER, claudeCodeHookSettings } from '../../hooks/claude-code/claude-code-adapter.js';
+import { CLAUDE_CODE_HOOK_EVENTS } from '../../hooks/claude-code/hook-input.js';
+import { HOOK_CHECK_FIELD, runHook } from '../../hooks/hook-runtime.js';
+import type { HookIo, HookRunOptions } from '../../hooks/hook-runtime.js';
 
-/** Environment variable naming the state directory. */
-export const CLAUDE_CODE_HOOK_STATE_DIR_ENV = 'RTFG_CLAUDE_CODE_STATE_DIR';
-/** Environment variable naming a file the hook appends its decisions to (JSON lines). */
-export const CLAUDE_CODE_HOOK_DECISIONS_ENV = 'RTFG_CLAUDE_CODE_DECISIONS';
+export { claudeCodeHookSettings } from '../../hooks/claude-code/claude-code-adapter.js';
 
-/** A session's guard state is dropped after this much silence (the design's prompt idle bound). */
-export const HOOK_PROMPT_IDLE_MILLIS = 2 * 60 * 60 * 1000;
-
-/** Options of {@link runClaudeCodeHook}. */
-export interface ClaudeCodeHookOptions {
-  /** Overrides the mode from `REPEATED_TOOL_FAILURE_GUARD_MODE` or `QWEN_CODE_ACP_REPEATED_TOOL_FAILURE_GUARD` (missing or invalid: `shadow`). */
-  readonly mode?: GuardMode;
-  /** @defaultValue `$RTFG_CLAUDE_CODE_STATE_DIR`, else `$XDG_STATE_HOME/repeated-tool-failure-guard/claude-code`, else `~/.local/state/…` */
-  readonly stateDir?: string;
-  /** @defaultValue `$RTFG_CLAUDE_CODE_DECISIONS` */
-  readonly decisionsFile?: string;
-  /** Called with each decision other than `none`, as an engine {@link BatchDecision} (for the guard's telemetry). */
-  readonly onDecision?: (decision: BatchDecision) => void;
-}
-
-/** Where the state lives by default. */
-export function defaultStateDir(env: Readonly<Record<string, string | undefined>>): string {
-  if (env[CLAUDE_CODE_HOOK_STATE_DIR_ENV]) return env[CLAUDE_CODE_HOOK_STATE_DIR_ENV] as string;
-  const base = env.XDG_STATE_HOME || join(env.HOME || homedir(), '.local', 'state');
-  return join(base, 'repeated-tool-failure-guard', 'claude-code');
-}
+/** The package's name, to find its root from the running script. */
+const PACKAGE_NAME = 'repeated-tool-failure-guard';
+/** The hook's own entry, relative to the package root. */
+export const CLAUDE_CODE_HOOK_ENTRY = 'dist/bin/claude-code-hook.js';
 
 /**
- * Handle one hook invocation. Never throws; resolves to the exit code (always 0).
+ * Handle one Claude Code hook invocation. Never rejects; resolves to the exit code (always 0).
  *
  * @param stdinText - the hook input as read from stdin
- * @param options - mode, state directory, decisions file
+ * @param options - mode, state directory, decisions file, telemetry endpoint
  * @param io - stdout gets at most one JSON line (the hook output), stderr a diagnostic on failure
- * @param env - the process environment (mode and directories)
+ * @param env - the process environment (mode, directories, `CLAUDE_CODE_ENTRYPOINT`)
  * @param now - wall clock
  */
 export function runClaudeCodeHook(
   stdinText: string,
-  options: ClaudeCodeHookOptions,
-  io: CommandIo,
+  options: HookRunOptions,
+  io: HookIo,
   env: Readonly<Record<string, string | undefined>> = process.env,
   now: () => number = Date.now,
-): number {
+): Promise<number> {
+  // Claude Code tells hooks how it was started: `sdk-cli` for `claude -p`, `cli` interactive.
+  const route = env.CLAUDE_CODE_ENTRYPOINT?.startsWith('sdk') === true ? 'headless' : 'acp_foreground';
+  return runHook(CLAUDE_CODE_HOOK_ADAPTER, stdinText, { route, ...options }, io, env, now);
+}
+
+/** A single-quoted shell word (only when needed). */
+function shellWord(s: string): string {
+  return /^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
+}
+
+/**
+ * The package root of the running script (`process.argv[1]`, symbolic links resolved), or
+ * `undefined` when it is not inside the package.
+ */
+export function packageRoot(script: string | undefined = process.argv[1]): string | undefined {
+  if (script === undefined) return undefined;
+  let dir: string;
   try {
-    const mode = options.mode ?? resolveGuardModeFromEnv(env).mode;
-    if (mode === 'off') return 0;
-    let value: unknown;
+    dir = dirname(realpathSync(script));
+  } catch {
+    return undefined;
+  }
+  for (;;) {
+    const manifest = join(dir, 'package.json');
     try {
-      value = JSON.parse(stdinText);
+      if ((JSON.parse(readFileSync(manifest, 'utf8')) as { name?: unknown }).name === PACKAGE_NAME) return dir;
     } catch {
-      io.err('repeated-tool-failure-guard claude-code-hook: stdin is not a JSON hook input; no decision');
-      return 0;
+      // no manifest here, or not ours
     }
-    const input = parseClaudeCodeHookInput(value);
-    if (input === undefined || input.subagent) return 0;
-    const store = new HookStateStore(options.stateDir ?? defaultStateDir(env), { now });
-    const step = store.update<HookStep>(input.sessionId, (current) => {
-      const t = now();
-      const parsed = parseHookState(current);
-      const state =
-        parsed !== undefined && t - parsed.updatedMillis <= HOOK_PROMPT_IDLE_MILLIS
-          ? parsed
-          : initialHookState(randomBytes(16).toString('hex'), t);
-      const result = stepHook(state, input, mode, t);
-      return [result.state, result];
-    });
-    if (step === undefined) {
-      io.err('repeated-tool-failure-guard claude-code-hook: state lock busy; no decision for this event');
-      return 0;
-    }
-    const decisionsFile = options.decisionsFile ?? env[CLAUDE_CODE_HOOK_DECISIONS_ENV];
-    if (decisionsFile && step.decisions.length > 0) {
-      appendFileSync(decisionsFile, step.decisions.map((d) => `${JSON.stringify(d)}\n`).join(''));
-    }
-    if (step.output !== undefined) io.out(JSON.stringify(step.output));
-    const r = step.reduced;
-    if (r !== undefined && r.outcome.decision !== 'none' && options.onDecision !== undefined) {
-      const t = now();
-      options.onDecision({
-        promptId: r.promptId,
-        batch: r.batch,
-        mode,
-        // Claude Code tells hooks how it was started: `sdk-cli` for `claude -p`, `cli` interactive.
-        route: env.CLAUDE_CODE_ENTRYPOINT?.startsWith('sdk') === true ? 'headless' : 'acp_foreground',
-        sessionId: input.sessionId,
-        receipt: r.receipt,
-        drain: { hasExternalInput: false, hasQueuedPrompt: false, inputReliable: true },
-        drainSource: 'assumed',
-        outcome: r.outcome,
-        lastActivityMillis: t,
-        decidedAtMillis: t,
-      });
-    }
-    if (input.event === 'PostToolBatch' && step.state.batches === 1) store.sweep();
-    return 0;
-  } catch (err) {
-    io.err(`repeated-tool-failure-guard claude-code-hook: internal error (${err instanceof Error ? err.name : 'unknown'}); no decision`);
-    return 0;
+    const up = dirname(dir);
+    if (up === dir) return undefined;
+    dir = up;
   }
 }
 
 /**
- * The settings.json fragment that registers the hook, for `claude-code-hook --print-settings`.
- *
- * @param command - the hook command line (e.g. `npx repeated-tool-failure-guard claude-code-hook --mode warn`)
+ * The hook command line for the settings: this Node binary and the hook's own entry, both
+ * absolute, so it runs from any directory and needs no `npx` lookup.
  */
-export function claudeCodeHookSettings(command: string): Record<string, unknown> {
-  const hook = { type: 'command', command };
-  return {
-    hooks: {
-      PreToolUse: [{ matcher: '*', hooks: [hook] }],
-      PostToolUseFailure: [{ matcher: '*', hooks: [hook] }],
-      PostToolBatch: [{ hooks: [hook] }],
-    },
+export function claudeCodeHookCommand(options: { mode?: string; otlpEndpoint?: string }, root = packageRoot(), node = process.execPath): string | undefined {
+  if (root === undefined) return undefined;
+  const mode = parseGuardMode(options.mode);
+  return [node, join(root, CLAUDE_CODE_HOOK_ENTRY), ...(mode === undefined ? [] : ['--mode', mode]), ...(options.otlpEndpoint === undefined ? [] : ['--otlp-endpoint', options.otlpEndpoint])]
+    .map(shellWord)
+    .join(' ');
+}
+
+/** Where Claude Code reads settings, most specific last (docs: "Settings files"). */
+export function claudeCodeSettingsFiles(cwd: string, home: string, platform: NodeJS.Platform = process.platform): { scope: string; file: string }[] {
+  const managed =
+    platform === 'darwin'
+      ? '/Library/Application Support/ClaudeCode/managed-settings.json'
+      : platform === 'win32'
+        ? 'C:\\Program Files\\ClaudeCode\\managed-settings.json'
+        : '/etc/claude-code/managed-settings.json';
+  return [
+    { scope: 'user', file: join(home, '.claude', 'settings.json') },
+    { scope: 'project', file: join(cwd, '.claude', 'settings.json') },
+    { scope: 'project (local)', file: join(cwd, '.claude', 'settings.local.json') },
+    { scope: 'managed', file: managed },
+  ];
+}
+
+interface FoundHook {
+  readonly scope: string;
+  readonly file: string;
+  readonly event: string;
+  readonly command: string;
+}
+
+/** The guard's hook commands a settings file registers, by event. */
+function guardHooksIn(scope: string, file: string): FoundHook[] {
+  let settings: unknown;
+  try {
+    settings = JSON.parse(readFileSync(file, 'utf8'));
+  } catch {
+    return [];
+  }
+  const hooks = (settings as { hooks?: Record<string, unknown> } | null)?.hooks;
+  if (typeof hooks !== 'object' || hooks === null) return [];
+  const found: FoundHook[] = [];
+  for (const [event, groups] of Object.entries(hooks)) {
+    if (!Array.isArray(groups)) continue;
+    for (const g of groups as { hooks?: { type?: string; command?: string }[] }[]) {
+      for (const h of g?.hooks ?? []) {
+        if (h?.type === 'command' && typeof h.command === 'string' && /claude-code-hook/.test(h.command)) found.push({ scope, file, event, command: h.command });
+      }
+    }
+  }
+  return found;
+}
+
+/** Run a hook command through the shell, as Claude Code does, with `input` on stdin. */
+function runShell(command: string, input: string, cwd: string, timeoutMillis: number): Promise<{ code: number | null; stdout: string; stderr: string; timedOut: boolean }> {
+  return new Promise((done) => {
+    const child = spawn('/bin/sh', ['-c', command], { cwd, stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      child.kill('SIGKILL');
+    }, timeoutMillis);
+    child.stdout.setEncoding('utf8').on('data', (s: string) => (stdout += s));
+    child.stderr.setEncoding('utf8').on('data', (s: string) => (stderr += s));
+    child.on('error', (err) => {
+      clearTimeout(timer);
+      done({ code: null, stdout, stderr: `${stderr}${err.message}`, timedOut });
+    });
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      done({ code, stdout, stderr, timedOut });
+    });
+    child.stdin.on('error', () => undefined);
+    child.stdin.end(input);
+  });
+}
+
+/** A synthetic hook input of `event`, marked as a check (no Claude Code input carries the mark). */
+function checkInput(event: string, nonce: string, cwd: string): Record<string, unknown> {
+  const common = {
+    session_id: `rtfg-check-${nonce}`,
+    transcript_path: join(cwd, 'rtfg-check.jsonl'),
+    cwd,
+    prompt_id: `rtfg-check-${nonce}`,
+    permission_mode: 'default',
+    hook_event_name: event,
+    [HOOK_CHECK_FIELD]: nonce,
   };
+  const call = { tool_name: 'Bash', tool_input: { command: 'true', description: 'repeated-tool-failure-guard check' }, tool_use_id: `rtfg_check_${nonce}` };
+  switch (event) {
+    case 'PostToolBatch':
+      return { ...common, tool_calls: [{ ...call, tool_response: '' }] };
+    case 'PostToolUse':
+      return { ...common, ...call, tool_response: { stdout: '', stderr: '', interrupted: false } };
+    case 'PostToolUseFailure':
+      return { ...common, ...call, error: 'Exit code 1', is_interrupt: false };
+    default:
+      return { ...common, ...call };
+  }
+}
+
+/**
+ * `--check`: send a synthetic event of each registered type through exactly the command the
+ * settings run (a shell, the current directory, this environment) and say whether the guard
+ * answered. Exit 0 when every event the guard needs is registered and answered, else 1.
+ */
+async function checkClaudeCodeHook(settingsFile: string | undefined, io: HookIo): Promise<number> {
+  const cwd = process.cwd();
+  const files = settingsFile === undefined ? claudeCodeSettingsFiles(cwd, process.env.HOME || homedir()) : [{ scope: 'given', file: resolve(settingsFile) }];
+  const found = files.filter((f) => existsSync(f.file)).flatMap((f) => guardHooksIn(f.scope, f.file));
+  if (found.length === 0) {
+    io.out(`no settings file registers claude-code-hook (looked in: ${files.map((f) => `${f.scope} ${f.file}`).join(', ')})`);
+    io.out('print the settings to add with: claude-code-hook --print-settings --mode <shadow|warn|enforce>');
+    return 1;
+  }
+  let ok = true;
+  const nonce = randomBytes(8).toString('hex');
+  for (const event of CLAUDE_CODE_HOOK_EVENTS) {
+    const here = found.filter((f) => f.event === event);
+    if (here.length === 0) {
+      io.out(`${event}: not registered: add it (see --print-settings); without it the guard cannot tell a success from a refused call`);
+      ok = false;
+      continue;
+    }
+    for (const h of here) {
+      const r = await runShell(h.command, JSON.stringify(checkInput(event, nonce, cwd)), cwd, 15_000);
+      const answer = r.stderr.split('\n').find((l) => l.includes(`check ${nonce} answered`));
+      const stdoutOk = r.stdout.trim() === '' || isJsonObject(r.stdout);
+      if (r.code === 0 && answer !== undefined && stdoutOk) {
+        io.out(`${event}: the guard answered (${h.scope} settings ${h.file}): ${answer.slice(answer.indexOf('answered') + 'answered'.length).replace(/^[:\s]+/, '')}`);
+      } else {
+        ok = false;
+        const why = r.timedOut ? 'no answer within 15 s' : r.code !== 0 ? `exit code ${r.code}` : answer === undefined ? 'no answer' : 'stdout is not a hook output';
+        io.out(`${event}: the guard did NOT answer (${why}; ${h.scope} settings ${h.file}; command: ${h.command})`);
+        for (const line of r.stderr.trim().split('\n').filter(Boolean).slice(-3)) io.out(`    ${line}`);
+      }
+    }
+  }
+  io.out(ok ? 'ok: Claude Code will run the guard on every tool event' : 'not ok: fix the lines above (a hook that fails never blocks a tool; the guard is then off)');
+  return ok ? 0 : 1;
+}
+
+function isJsonObject(text: string): boolean {
+  try {
+    const v = JSON.parse(text) as unknown;
+    return typeof v === 'object' && v !== null && !Array.isArray(v);
+  } catch {
+    return false;
+  }
+}
+
+async function readAll(stdin: AsyncIterable<Buffer | string>): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of stdin) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/**
+ * The whole `claude-code-hook` command: options, then `--print-settings`, `--check` or one hook
+ * invocation. Unknown options are ignored (a usage error must not become Claude Code's blocking
+ * exit 2).
+ *
+ * @param argv - the arguments after the command name
+ * @param io - where to write
+ * @param stdin - the hook input
+ * @returns the exit code: 0, or 1 for a failed `--check`
+ */
+export async function runClaudeCodeHookCommand(argv: readonly string[], io: HookIo, stdin: AsyncIterable<Buffer | string> = process.stdin): Promise<number> {
+  const { values } = parseArgs({
+    args: [...argv],
+    options: {
+      mode: { type: 'string' },
+      'state-dir': { type: 'string' },
+      'decisions-file': { type: 'string' },
+      'otlp-endpoint': { type: 'string' },
+      'print-settings': { type: 'boolean' },
+      check: { type: 'boolean' },
+      settings: { type: 'string' },
+    },
+    strict: false,
+    allowPositionals: true,
+  });
+  const str = (v: unknown) => (typeof v === 'string' ? v : undefined);
+  if (values['print-settings'] === true) {
+    const command = claudeCodeHookCommand({ mode: str(values.mode), otlpEndpoint: str(values['otlp-endpoint']) });
+    if (command === undefined) {
+      io.err('repeated-tool-failure-guard claude-code-hook: cannot find the installed package from this script; install it (npm install -g repeated-tool-failure-guard) and run --print-settings from there');
+      return 1;
+    }
+    io.out(JSON.stringify(claudeCodeHookSettings(command), null, 2));
+    io.err(
+      [
+        'Merge the "hooks" above into one Claude Code settings file:',
+        '  user (you, every project):      ~/.claude/settings.json   <- recommended: the mode stays yours',
+        '  managed (every user of a host): /etc/claude-code/managed-settings.json (Linux), /Library/Application Support/ClaudeCode/managed-settings.json (macOS)',
+        '  project (.claude/settings.json, .claude/settings.local.json): only on this machine, since the command names absolute paths',
+        `The command runs this installation (${packageRoot() ?? '?'}) with this Node; keep both where they are.`,
+        `Then check it: ${[process.execPath, join(packageRoot() ?? '.', CLAUDE_CODE_HOOK_ENTRY), '--check'].map(shellWord).join(' ')}`,
+      ].join('\n'),
+    );
+    return 0;
+  }
+  if (values.check === true) return checkClaudeCodeHook(str(values.settings), io);
+  const endpoint = str(values['otlp-endpoint']) ?? process.env.RTFG_CLAUDE_CODE_OTLP_ENDPOINT;
+  return runClaudeCodeHook(await readAll(stdin), {
+    mode: parseGuardMode(str(values.mode)),
+    stateDir: str(values['state-dir']),
+    decisionsFile: str(values['decisions-file']),
+    otlpEndpoint: endpoint === '' ? undefined : endpoint,
+  }, io);
 }

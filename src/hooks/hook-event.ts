@@ -1,0 +1,137 @@
+/**
+ * The agent-neutral hook vocabulary: what a hook adapter translates its host's hook input into
+ * ({@link HookEvent}), and what the runtime hands back for the adapter to print ({@link HookAction}).
+ *
+ * An event carries ids, a tool name and a closed-vocabulary outcome; never the tool's arguments,
+ * result, paths or error text. The one exception is {@link HookCallStarted.toolInput}, which the
+ * runtime hashes in memory for the identical-call breaker and drops.
+ */
+import type { ToolType } from '../core/failure/types.js';
+import type { WireProfileName } from '../profiles/registry.js';
+
+/** Fields every event has. */
+export interface HookEventCommon {
+  /** The host's session id: one state file per session (hashed into its file name). */
+  readonly sessionId: string;
+  /**
+   * The host's prompt (turn) id: a new value starts a fresh guard. `undefined` on events that
+   * carry none; such events belong to the prompt in progress.
+   */
+  readonly promptId: string | undefined;
+}
+
+/**
+ * How a settled call counts, in the design's two-axis terms:
+ * - `failure`: ran and failed (`error`/`error`) with `errorType` from the adapter's closed
+ *   vocabulary: an eligible failure;
+ * - `success`: ran and succeeded;
+ * - `not_started`: refused before it ran (a permission or policy denial, invalid input, an unknown
+ *   tool): a reset, never a success;
+ * - `cancelled`: interrupted by the user;
+ * - `unknown`: settled, but the host did not say how (ineligible: resets and downgrades).
+ */
+export type HookCallOutcome =
+  | { readonly kind: 'failure'; readonly errorType: string }
+  | { readonly kind: 'success' }
+  | { readonly kind: 'not_started' }
+  | { readonly kind: 'cancelled' }
+  | { readonly kind: 'unknown' };
+
+/** A new prompt began (e.g. Claude Code `UserPromptSubmit`). */
+export interface HookPromptStarted extends HookEventCommon {
+  readonly type: 'prompt_started';
+}
+
+/** A call is about to run (e.g. Claude Code `PreToolUse`): feeds the identical-call breaker. */
+export interface HookCallStarted extends HookEventCommon {
+  readonly type: 'call_started';
+  readonly callId: string;
+  readonly toolName: string;
+  /** The call's input, hashed in memory for the breaker; never stored or emitted. */
+  readonly toolInput: unknown;
+}
+
+/** A call settled (e.g. Claude Code `PostToolUseFailure`): recorded in the open batch. */
+export interface HookCallSettled extends HookEventCommon {
+  readonly type: 'call_settled';
+  readonly callId: string;
+  readonly toolName: string;
+  readonly toolType: ToolType;
+  readonly outcome: HookCallOutcome;
+}
+
+/** One call a {@link HookBatchSettled} lists. */
+export interface HookBatchCall {
+  readonly callId: string;
+  readonly toolName: string;
+  readonly toolType: ToolType;
+  /**
+   * What the host's batch event itself says about the call, used when no {@link HookCallSettled}
+   * recorded it (a recorded outcome wins): for Claude Code, `success` unless the result shows a
+   * call refused before it ran.
+   */
+  readonly outcome: HookCallOutcome;
+}
+
+/**
+ * Every call of one model batch settled (e.g. Claude Code `PostToolBatch`): the open batch is
+ * closed, its receipt reduced, and the action returned on this event.
+ */
+export interface HookBatchSettled extends HookEventCommon {
+  readonly type: 'batch_settled';
+  /** The batch's calls as the host lists them. */
+  readonly calls: readonly HookBatchCall[];
+  /** False when the host's list was malformed or cut: the receipt is then `incomplete`. */
+  readonly complete: boolean;
+}
+
+/** A parsed hook input the runtime acts on. */
+export type HookEvent = HookPromptStarted | HookCallStarted | HookCallSettled | HookBatchSettled;
+
+/**
+ * What the guard asks the host to do, before the adapter formats it. Shadow mode never gets
+ * anything but `none`.
+ * - `remind` (warn, enforce): hand the design's fixed reminder to the model with the batch's results;
+ * - `stop` (enforce): end the run after this batch, with the fixed stop text for the user;
+ * - `warn_call`: the identical-call breaker's warning, with this call;
+ * - `deny_call` (warn, enforce): refuse this call before it runs (the breaker's block); the batch
+ *   it belongs to is then stopped.
+ */
+export type HookAction =
+  | { readonly type: 'none' }
+  | { readonly type: 'remind'; readonly text: string }
+  | { readonly type: 'stop'; readonly text: string }
+  | { readonly type: 'warn_call'; readonly text: string }
+  | { readonly type: 'deny_call'; readonly text: string };
+
+/**
+ * A host agent's hook adapter: the only agent-specific part of a hook (see
+ * docs/adding-an-agent.md, "Hook adapter").
+ */
+export interface HookAdapter {
+  /** The wire profile of the agent (its telemetry namespace is the guard telemetry's). */
+  readonly profile: WireProfileName;
+  /** The command name in diagnostics, e.g. `claude-code-hook`. */
+  readonly command: string;
+  /**
+   * The closed vocabulary of the execution error types its {@link HookCallOutcome}s carry (the
+   * failure key's second half); the guard emits nothing outside it.
+   */
+  readonly vocabulary: readonly string[];
+  /**
+   * Translate one parsed stdin JSON value. `undefined`: an event the guard ignores (another event
+   * type, a subagent's call) or one missing a field the guard needs. Pure, never throws.
+   */
+  parse(input: unknown): HookEvent | undefined;
+  /**
+   * The object to print on stdout for an action on an event, or `undefined` to print nothing.
+   * Called for every event, `none` included (an adapter may always answer something). Pure.
+   */
+  format(event: HookEvent, action: HookAction): Record<string, unknown> | undefined;
+  /**
+   * The output that shows the user a problem that keeps the guard from working (an unsafe state
+   * directory, a time limit, a missing package), merged under the action's output. Pure. Without
+   * it, problems go to stderr only.
+   */
+  formatProblem?(text: string): Record<string, unknown>;
+}
