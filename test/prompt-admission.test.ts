@@ -5,7 +5,7 @@
  */
 import { ROOT_CONTEXT } from '@opentelemetry/api';
 import type { SdkLogRecord } from '@opentelemetry/sdk-logs';
-import type { ReadableSpan, Span } from '@opentelemetry/sdk-trace-base';
+import type { ReadableSpan, Span } from '@opentelemetry/sdk-trace';
 import { describe, expect, it } from 'vitest';
 import type { BatchDecision } from '../src/engine/failure-types.js';
 import { RepeatedToolFailureGuard } from '../src/otel/repeated-tool-failure-guard.js';
