@@ -29,6 +29,7 @@ const ownLogsProcessor = new SimpleLogRecordProcessor({ exporter: ownLogs });
 const sdk = new NodeSDK({
   spanProcessors: [guard.spanProcessor],
   logRecordProcessors: [guard.logRecordProcessor, ownLogsProcessor],
+  metricReaders: [],
 });
 sdk.start();
 
