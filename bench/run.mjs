@@ -1242,7 +1242,13 @@ function w() {
 
 // ------------------------------------------------------------------------------------------------
 
-console.error(`repeated-tool-failure-guard bench: node ${process.version}, ${process.platform}/${process.arch}`);
+/** The version of a package as this process resolves it: the OpenTelemetry JS line measured (2.x, or 3.x with scripts/otel3-resolve.mjs). */
+const resolvedVersion = (name) => {
+  const url = import.meta.resolve(name);
+  return JSON.parse(readFileSync(new URL('package.json', url.slice(0, url.indexOf(`/${name}/`) + name.length + 2)), 'utf8')).version;
+};
+const OTEL_LINE = ['api', 'sdk-trace', 'sdk-logs'].map((n) => `${n} ${resolvedVersion(`@opentelemetry/${n}`)}`).join(', ');
+console.error(`repeated-tool-failure-guard bench: node ${process.version}, ${process.platform}/${process.arch}, OpenTelemetry JS ${OTEL_LINE}`);
 if (ONLY.has('P1')) await p1();
 if (ONLY.has('P2')) await p2(false);
 if (ONLY.has('P2')) await p2(false, false);
@@ -1268,5 +1274,6 @@ for (const t of table) console.log(line(t));
 console.log('');
 for (const r of rows) console.log(`${r.id}: ${r.detail}`);
 const goals = rows.filter((r) => r.pass !== undefined);
-console.log(`\nRESULT: ${goals.filter((r) => r.pass).length}/${goals.length} PASS`);
+console.log(`\nnode ${process.version}, OpenTelemetry JS ${OTEL_LINE}`);
+console.log(`RESULT: ${goals.filter((r) => r.pass).length}/${goals.length} PASS`);
 if (args.includes('--strict') && !goals.every((r) => r.pass)) process.exitCode = 1;
