@@ -1,3 +1,4 @@
+/* global URL */
 // `node --import ./scripts/otel3-resolve.mjs …` (Node 22.15+): every `@opentelemetry/<name>` that
 // .ci/otel3 installs (the OpenTelemetry JS 3.x line, `npm ci --prefix .ci/otel3`) is resolved
 // from there instead of the repository's node_modules (the 2.x devDependencies), for imports and
