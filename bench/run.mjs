@@ -29,7 +29,7 @@ import { ROOT_CONTEXT, SpanKind, SpanStatusCode, trace } from '@opentelemetry/ap
 import { ProtobufLogsSerializer, ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
 import { BatchLogRecordProcessor, LoggerProvider, SimpleLogRecordProcessor } from '@opentelemetry/sdk-logs';
 import { MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
-import { BasicTracerProvider, BatchSpanProcessor, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { TracerProvider, BatchSpanProcessor, SimpleSpanProcessor } from '@opentelemetry/sdk-trace';
 import { createRepeatedToolFailureGuard } from '../dist/index.js';
 import { decodeOtlpProtobuf, parseReplayInput, parseTelemetryText, replayRecords } from '../dist/replay.js';
 import { startGuardServer } from '../dist/serve.js';
@@ -210,8 +210,8 @@ async function p1() {
   const SPANS_PER_SAMPLE = 1_000;
   const out = guardOutputProviders();
   const guard = createRepeatedToolFailureGuard({ mode: 'shadow', sweepIntervalMillis: 0, ...out });
-  const plain = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(noopSpanExporter())] });
-  const guarded = new BasicTracerProvider({ spanProcessors: [guard.spanProcessor, new SimpleSpanProcessor(noopSpanExporter())] });
+  const plain = new TracerProvider({ spanProcessors: [new SimpleSpanProcessor({ exporter: noopSpanExporter() })] });
+  const guarded = new TracerProvider({ spanProcessors: [guard.spanProcessor, new SimpleSpanProcessor({ exporter: noopSpanExporter() })] });
   const attrs = { 'http.request.method': 'POST', 'url.full': 'https://dashscope.example/v1/chat/completions', 'server.address': 'dashscope.example', 'server.port': 443 };
   const task = (tracer) => async () => {
     for (let i = 0; i < SPANS_PER_SAMPLE; i++) {
@@ -421,8 +421,8 @@ async function p2(failing, repetition = true, shape = 'wire') {
       : undefined;
     let decisions = 0;
     guard?.addListener({ onDecision: (d) => void (d.outcome.decision !== 'none' && decisions++) });
-    const tp = new BasicTracerProvider({
-      spanProcessors: [...(guard ? [guard.spanProcessor] : []), new BatchSpanProcessor(noopSpanExporter(), bspConfig)],
+    const tp = new TracerProvider({
+      spanProcessors: [...(guard ? [guard.spanProcessor] : []), new BatchSpanProcessor({ exporter: noopSpanExporter(), ...bspConfig })],
     });
     const lp = new LoggerProvider({
       processors: [...(guard ? [guard.logRecordProcessor] : []), new BatchLogRecordProcessor({ exporter: noopLogExporter(), ...blrpConfig })],
@@ -728,7 +728,7 @@ async function p4(repetition = true) {
   let evicted = 0;
   guard.addListener({ onEviction: () => void evicted++ });
   // The host has only the guard's processors: the heap measured is the guard's.
-  const tp = new BasicTracerProvider({ spanProcessors: [guard.spanProcessor] });
+  const tp = new TracerProvider({ spanProcessors: [guard.spanProcessor] });
   const lp = new LoggerProvider({ processors: [guard.logRecordProcessor] });
   const tracer = tp.getTracer('qwen-code', '1.0.0');
   const logger = lp.getLogger('qwen-code');
@@ -819,7 +819,7 @@ async function p4(repetition = true) {
 function otlpRequestBodies(prompts) {
   const spans = [];
   const logs = [];
-  const tp = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor({ export: (s, done) => (spans.push(...s), done(SUCCESS)), shutdown: async () => {} })] });
+  const tp = new TracerProvider({ spanProcessors: [new SimpleSpanProcessor({ exporter: { export: (s, done) => (spans.push(...s), done(SUCCESS)), shutdown: async () => {} } })] });
   const lp = new LoggerProvider({ processors: [new SimpleLogRecordProcessor({ exporter: { export: (l, done) => (logs.push(...l), done(SUCCESS)), shutdown: async () => {} } })] });
   const tracer = tp.getTracer('qwen-code', '0.24.4');
   const logger = lp.getLogger('qwen-code', '0.24.4');
@@ -1015,7 +1015,7 @@ async function p6() {
   const host = (withGuard) => {
     const out = guardOutputProviders();
     const guard = withGuard ? createRepeatedToolFailureGuard({ mode: 'shadow', sweepIntervalMillis: 0, ...out }) : undefined;
-    const tp = new BasicTracerProvider({ spanProcessors: [...(guard ? [guard.spanProcessor] : []), new BatchSpanProcessor(noopSpanExporter(), bspConfig)] });
+    const tp = new TracerProvider({ spanProcessors: [...(guard ? [guard.spanProcessor] : []), new BatchSpanProcessor({ exporter: noopSpanExporter(), ...bspConfig })] });
     const lp = new LoggerProvider({ processors: [...(guard ? [guard.logRecordProcessor] : []), new BatchLogRecordProcessor({ exporter: noopLogExporter(), ...bspConfig })] });
     const tracer = tp.getTracer('qwen-code', '1.0.0');
     const logger = lp.getLogger('qwen-code');
@@ -1134,7 +1134,7 @@ async function p6g() {
     const records = [];
     const recorder = { onStart: (s) => records.push(0, s), onEnd: (s) => records.push(1, s), forceFlush: async () => {}, shutdown: async () => {} };
     const logRecorder = { onEmit: (l) => records.push(2, l), forceFlush: async () => {}, shutdown: async () => {} };
-    const tp = new BasicTracerProvider({ spanProcessors: [recorder] });
+    const tp = new TracerProvider({ spanProcessors: [recorder] });
     const lp = new LoggerProvider({ processors: [logRecorder] });
     const tracer = tp.getTracer('qwen-code', '1.0.0');
     const logger = lp.getLogger('qwen-code');
@@ -1242,7 +1242,13 @@ function w() {
 
 // ------------------------------------------------------------------------------------------------
 
-console.error(`repeated-tool-failure-guard bench: node ${process.version}, ${process.platform}/${process.arch}`);
+/** The version of a package as this process resolves it: the OpenTelemetry JS line measured (2.x, or 3.x with scripts/otel3-resolve.mjs). */
+const resolvedVersion = (name) => {
+  const url = import.meta.resolve(name);
+  return JSON.parse(readFileSync(new URL('package.json', url.slice(0, url.indexOf(`/${name}/`) + name.length + 2)), 'utf8')).version;
+};
+const OTEL_LINE = ['api', 'sdk-trace', 'sdk-logs'].map((n) => `${n} ${resolvedVersion(`@opentelemetry/${n}`)}`).join(', ');
+console.error(`repeated-tool-failure-guard bench: node ${process.version}, ${process.platform}/${process.arch}, OpenTelemetry JS ${OTEL_LINE}`);
 if (ONLY.has('P1')) await p1();
 if (ONLY.has('P2')) await p2(false);
 if (ONLY.has('P2')) await p2(false, false);
@@ -1268,5 +1274,6 @@ for (const t of table) console.log(line(t));
 console.log('');
 for (const r of rows) console.log(`${r.id}: ${r.detail}`);
 const goals = rows.filter((r) => r.pass !== undefined);
-console.log(`\nRESULT: ${goals.filter((r) => r.pass).length}/${goals.length} PASS`);
+console.log(`\nnode ${process.version}, OpenTelemetry JS ${OTEL_LINE}`);
+console.log(`RESULT: ${goals.filter((r) => r.pass).length}/${goals.length} PASS`);
 if (args.includes('--strict') && !goals.every((r) => r.pass)) process.exitCode = 1;

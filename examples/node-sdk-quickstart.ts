@@ -3,7 +3,7 @@
  * agent's NodeSDK (shadow needs nothing else), and the Session-side hooks for warn and enforce.
  */
 import { NodeSDK } from '@opentelemetry/sdk-node';
-import { BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { BatchSpanProcessor } from '@opentelemetry/sdk-trace';
 import { BatchLogRecordProcessor } from '@opentelemetry/sdk-logs';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { OTLPLogExporter } from '@opentelemetry/exporter-logs-otlp-http';
@@ -13,7 +13,7 @@ import { createRepeatedToolFailureGuard } from '../src/index.js';
 const guard = createRepeatedToolFailureGuard();
 
 const sdk = new NodeSDK({
-  spanProcessors: [guard.spanProcessor, new BatchSpanProcessor(new OTLPTraceExporter())],
+  spanProcessors: [guard.spanProcessor, new BatchSpanProcessor({ exporter: new OTLPTraceExporter() })],
   logRecordProcessors: [guard.logRecordProcessor, new BatchLogRecordProcessor({ exporter: new OTLPLogExporter() })],
 });
 sdk.start();

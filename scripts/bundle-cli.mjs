@@ -29,6 +29,13 @@ export const BIN_NAME = 'repeated-tool-failure-guard';
 const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
 
 /**
+ * Optional peers inlined all the same: `@opentelemetry/api-logs` is optional for the package (the
+ * OpenTelemetry JS 3.x line has its logs API in `@opentelemetry/api`), but the 2.x `sdk-logs` the
+ * CLI bundles imports it, so a project on the 3.x line, which has none installed, must not need it.
+ */
+export const INLINED_OPTIONAL_PEERS = ['@opentelemetry/api-logs'];
+
+/**
  * Packages left as real `import`s, resolved from node_modules at run time (each also with its
  * subpaths). Derived from package.json, so a new optional package is external without an edit here:
  *
@@ -45,15 +52,19 @@ const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
  *   0.5 MB to the install (W, bench/install-weight.mjs) to save one start-up.
  *
  * Inlined: the other `dependencies` (always installed, pure JavaScript: the OpenTelemetry core,
- * resources and sdk-metrics, commander) and the required peers (@opentelemetry/api, api-logs,
- * sdk-logs, sdk-trace-base: npm installs them, pure JavaScript). Their many small files are what
- * the bundle saves. The CLI is its own process, so its inlined @opentelemetry/api is the
- * only one registering the API globals, except that an external exporter loads the installed API,
- * which shares those globals by their versioned Symbol.for key (the peer range pins 1.9.x).
+ * resources and sdk-metrics, commander) and the required peers (@opentelemetry/api, sdk-logs,
+ * sdk-trace: npm installs them, pure JavaScript), in the versions of our devDependencies (the
+ * OpenTelemetry JS 2.x line, which runs on Node 18.19+ to 24), so the CLI is the same program
+ * whichever line the project it is installed in uses. Their many small files are what the bundle
+ * saves. The CLI is its own process, so its inlined @opentelemetry/api is the only one
+ * registering the API globals, except that an external exporter loads the installed API, which
+ * shares those globals by their versioned Symbol.for key. The CLI hands every provider it makes
+ * to the guard, so the guard's lazy `require('@opentelemetry/api-logs')` (the 2.x line's global
+ * logs API, an optional peer, so external) finds nothing registered when it runs at all.
  */
 export function externalPackages(manifest = pkg) {
   const optionalPeers = Object.entries(manifest.peerDependenciesMeta ?? {})
-    .filter(([, meta]) => meta?.optional === true)
+    .filter(([name, meta]) => meta?.optional === true && !INLINED_OPTIONAL_PEERS.includes(name))
     .map(([name]) => name);
   const names = [...new Set([...optionalPeers, ...Object.keys(manifest.optionalDependencies ?? {}), 'protobufjs'])].sort();
   return names.flatMap((name) => [name, `${name}/*`]);

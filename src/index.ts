@@ -3,7 +3,8 @@
  * agents looping on the same failing tool call, and a control hook that lets the agent's Session
  * act on it.
  *
- * This root entry loads only the in-process guard (and `@opentelemetry/api`, `api-logs`, `core`).
+ * This root entry loads only the in-process guard (and `@opentelemetry/api` and `core`; on the
+ * OpenTelemetry JS 2.x line, where `api` has no logs API, `api-logs` when the guard first logs).
  * The pure reducers are at `repeated-tool-failure-guard/core`; replay and serve at
  * `repeated-tool-failure-guard/replay` and `repeated-tool-failure-guard/serve`.
  *
@@ -14,6 +15,7 @@
 export { createRepeatedToolFailureGuard, RepeatedToolFailureGuard } from './otel/repeated-tool-failure-guard.js';
 export { RepeatedToolFailureGuardSpanProcessor } from './otel/repeated-tool-failure-guard-span-processor.js';
 export { RepeatedToolFailureGuardLogRecordProcessor } from './otel/repeated-tool-failure-guard-log-record-processor.js';
+export type { GuardLogger, GuardLoggerProvider, GuardLogRecord } from './otel/global-logs.js';
 export type { TelemetrySink } from './otel/telemetry-sink.js';
 export { GuardControl } from './otel/guard-control.js';
 export type { AfterToolBatchInput, BeforeToolCallInput } from './otel/guard-control.js';

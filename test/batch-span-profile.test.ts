@@ -1,7 +1,7 @@
 import { context, trace } from '@opentelemetry/api';
 import type { Span } from '@opentelemetry/api';
 import { InMemoryLogRecordExporter, LoggerProvider, SimpleLogRecordProcessor } from '@opentelemetry/sdk-logs';
-import { BasicTracerProvider } from '@opentelemetry/sdk-trace-base';
+import { TracerProvider } from '@opentelemetry/sdk-trace';
 import { describe, expect, it } from 'vitest';
 import { createRepeatedToolFailureGuard } from '../src/otel/repeated-tool-failure-guard.js';
 import type { RepeatedToolFailureGuardOptions } from '../src/otel/config.js';
@@ -27,7 +27,7 @@ function setup(options: RepeatedToolFailureGuardOptions = {}) {
   });
   const decisions: BatchDecision[] = [];
   guard.addListener({ onDecision: (d) => decisions.push(d) });
-  const provider = new BasicTracerProvider({ spanProcessors: [guard.spanProcessor] });
+  const provider = new TracerProvider({ spanProcessors: [guard.spanProcessor] });
   const tracer = provider.getTracer('agent');
   let seq = 0;
   /** Starts a batch span with its calls; returns the batch span and the calls left open. */

@@ -4,6 +4,8 @@ import { tmpdir } from 'node:os';
 import { basename, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
+// @ts-expect-error -- a plain .mjs script without type declarations
+import { INLINED_OPTIONAL_PEERS } from '../scripts/bundle-cli.mjs';
 
 // `npm test` builds first (pretest): tsc into dist/, then scripts/bundle-cli.mjs into dist/bin/.
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
@@ -93,7 +95,7 @@ describe('the bundled CLI (package.json bin)', () => {
 
   it('leaves every optional peer package (and protobufjs) a real import, so a missing one gets its install hint', () => {
     const optional = Object.entries(PKG.peerDependenciesMeta)
-      .filter(([, m]) => m.optional === true)
+      .filter(([name, m]) => m.optional === true && !INLINED_OPTIONAL_PEERS.includes(name))
       .map(([name]) => name);
     optional.push('protobufjs/minimal.js');
     expect(optional.length).toBeGreaterThan(0);
@@ -102,6 +104,12 @@ describe('the bundled CLI (package.json bin)', () => {
     // echarts is imported through a parameter (its specifier is a default value), the others by name.
     for (const name of optional.filter((n) => n !== 'echarts')) expect(text, name).toMatch(new RegExp(`(from |import\\()"${name.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}"`));
     expect(text).toContain('specifier = "echarts"');
+  });
+
+  it('inlines @opentelemetry/api-logs, an optional peer the bundled 2.x sdk-logs imports (a 3.x project has none installed)', () => {
+    expect(INLINED_OPTIONAL_PEERS).toEqual(['@opentelemetry/api-logs']);
+    const text = [BIN, ...readdirFiles(join(ROOT, 'dist/bin/chunks'))].map((f) => readFileSync(f, 'utf8')).join('\n');
+    expect(text).not.toMatch(/(from |import\()"@opentelemetry\/api-logs"/);
   });
 
   it.each([

@@ -32,9 +32,17 @@ describe('package entries (dist, built by pretest)', () => {
     expect(outOfProcess).toEqual([]);
   });
 
-  it('the root entry needs only the OpenTelemetry API packages and core, plus node:crypto', () => {
+  it('the root entry needs only the OpenTelemetry API and core, plus node:crypto and node:module', () => {
     const { packages } = reach('index.js');
-    expect([...packages].sort()).toEqual(['@opentelemetry/api', '@opentelemetry/api-logs', '@opentelemetry/core', 'node:crypto']);
+    expect([...packages].sort()).toEqual(['@opentelemetry/api', '@opentelemetry/core', 'node:crypto', 'node:module']);
+  });
+
+  it('the root entry loads @opentelemetry/api-logs only lazily, from one place (the 2.x line\'s logs API)', () => {
+    const { files } = reach('index.js');
+    const mentions = [...files].filter((f) => readFileSync(join(DIST, f), 'utf8').includes('@opentelemetry/api-logs'));
+    expect(mentions).toEqual(['otel/global-logs.js']);
+    const text = readFileSync(join(DIST, 'otel/global-logs.js'), 'utf8');
+    expect(text).toMatch(/createRequire\(import\.meta\.url\)\('@opentelemetry\/api-logs'\)/);
   });
 
   it('./core reaches only the core folder and imports no package', () => {

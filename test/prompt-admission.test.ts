@@ -4,8 +4,8 @@
  * given time, before any of the prompt's calls. Driven with a real qwen-code 0.24.4 capture.
  */
 import { ROOT_CONTEXT } from '@opentelemetry/api';
-import type { SdkLogRecord } from '@opentelemetry/sdk-logs';
-import type { ReadableSpan, Span } from '@opentelemetry/sdk-trace-base';
+import type { ReadWriteLogRecord } from '@opentelemetry/sdk-logs';
+import type { ReadableSpan, Span } from '@opentelemetry/sdk-trace';
 import { describe, expect, it } from 'vitest';
 import type { BatchDecision } from '../src/engine/failure-types.js';
 import { RepeatedToolFailureGuard } from '../src/otel/repeated-tool-failure-guard.js';
@@ -37,7 +37,7 @@ function run(records: RecordBatch, promptStartRequiredFromMillis: number | undef
     ...records.spans.map((span) => ({ t: hrTimeToMillis(span.endTime), order: 2, span })),
   ].sort((a, b) => a.t - b.t || a.order - b.order);
   for (const e of events) {
-    if ('log' in e) guard.logRecordProcessor.onEmit(e.log as unknown as SdkLogRecord);
+    if ('log' in e) guard.logRecordProcessor.onEmit(e.log as unknown as ReadWriteLogRecord);
     else if (e.order === 1) guard.spanProcessor.onStart(e.span as unknown as Span, ROOT_CONTEXT);
     else guard.spanProcessor.onEnd(e.span as unknown as ReadableSpan);
   }

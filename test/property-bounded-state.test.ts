@@ -80,7 +80,7 @@ describe('bounded state under a prompt flood', () => {
     expect(evictions.every((p) => p.attributes.reason === 'capacity')).toBe(true);
     expect(errors).toEqual([]);
     await s.shutdown();
-  }, 15_000);
+  }, 60_000); // a bound, not a goal: 50k prompts through the real SDK take 13-16 s on a loaded 2-core VM (either OpenTelemetry JS line)
 
   // Regression: the engine once remembered finished and evicted prompt ids together, only up to
   // maxOpenPrompts, so a record of an evicted prompt re-created it with fresh state (a second

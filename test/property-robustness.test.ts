@@ -6,7 +6,7 @@
 import fc from 'fast-check';
 import { context, ROOT_CONTEXT, trace } from '@opentelemetry/api';
 import type { Attributes, Context, Span } from '@opentelemetry/api';
-import type { AnyValue, LogAttributes } from '@opentelemetry/api-logs';
+import type { HostLogRecord } from './helpers/setup.js';
 import { setGlobalErrorHandler } from '@opentelemetry/core';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { GuardMode } from '../src/core/failure/types.js';
@@ -82,8 +82,8 @@ function play(s: ReturnType<typeof sdk>, commands: readonly StreamCommand[]): nu
         expect(() =>
           s.logger.emit({
             eventName: c.eventName,
-            attributes: c.attributes as LogAttributes,
-            body: c.body as AnyValue,
+            attributes: c.attributes as HostLogRecord['attributes'],
+            body: c.body as HostLogRecord['body'],
             context: p === undefined ? undefined : trace.setSpan(ROOT_CONTEXT, p),
           }),
         ).not.toThrow();

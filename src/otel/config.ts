@@ -2,7 +2,7 @@
  * Options of {@link createRepeatedToolFailureGuard}, their defaults, and their resolution.
  */
 import type { MeterProvider } from '@opentelemetry/api';
-import type { LoggerProvider } from '@opentelemetry/api-logs';
+import type { GuardLoggerProvider } from './global-logs.js';
 import { GUARD_MODE_VARIABLES, resolveGuardModeFromEnv } from '../profiles/qwen-code/mode-sources.js';
 import { DEFAULT_GUARD_MODE, parseGuardMode } from '../core/mode.js';
 import { DEFAULT_EVICTED_PROMPT_FILTER_BYTES, DEFAULT_MAX_HELD_BYTES } from '../engine/failure-types.js';
@@ -43,7 +43,7 @@ export interface RepeatedToolFailureGuardOptions {
   /** MeterProvider for the guard's counters. @defaultValue the global MeterProvider */
   readonly meterProvider?: MeterProvider;
   /** LoggerProvider for the guard's diagnostic logs and loop event. @defaultValue the global LoggerProvider */
-  readonly loggerProvider?: LoggerProvider;
+  readonly loggerProvider?: GuardLoggerProvider;
   /** `qwen-code.message_type` values whose prompts are forced `off`. @defaultValue `['cron']` (design: cron routes stay off) */
   readonly offMessageTypes?: readonly string[];
   /** Prompts held at once; the least recently created is evicted beyond it. Minimum `1`. @defaultValue `10000` */
@@ -107,7 +107,7 @@ export interface ResolvedGuardOptions {
   readonly batchSpan: BatchSpanProfileOptions;
   readonly namespace: string;
   readonly meterProvider: MeterProvider | undefined;
-  readonly loggerProvider: LoggerProvider | undefined;
+  readonly loggerProvider: GuardLoggerProvider | undefined;
   readonly offMessageTypes: readonly string[];
   readonly maxOpenPrompts: number;
   readonly maxCallsPerBatch: number;
@@ -274,8 +274,8 @@ export function validateOptions(
   if (isRecord(rawMeterProvider) && typeof rawMeterProvider.getMeter === 'function') meterProvider = rawMeterProvider as unknown as MeterProvider;
   else if (rawMeterProvider !== undefined) issues.push('meterProvider must be a MeterProvider; using the global one');
   const rawLoggerProvider = get('loggerProvider');
-  let loggerProvider: LoggerProvider | undefined;
-  if (isRecord(rawLoggerProvider) && typeof rawLoggerProvider.getLogger === 'function') loggerProvider = rawLoggerProvider as unknown as LoggerProvider;
+  let loggerProvider: GuardLoggerProvider | undefined;
+  if (isRecord(rawLoggerProvider) && typeof rawLoggerProvider.getLogger === 'function') loggerProvider = rawLoggerProvider as unknown as GuardLoggerProvider;
   else if (rawLoggerProvider !== undefined) issues.push('loggerProvider must be a LoggerProvider; using the global one');
 
   // offMessageTypes: a list of exact values (a string would otherwise match substrings)

@@ -1,8 +1,8 @@
 import { metrics } from '@opentelemetry/api';
 import { executionErrorTypeLabel } from '../engine/error-vocabulary.js';
 import type { Attributes, Counter, MeterProvider } from '@opentelemetry/api';
-import { logs, SeverityNumber } from '@opentelemetry/api-logs';
-import type { Logger, LoggerProvider } from '@opentelemetry/api-logs';
+import { globalLoggerProvider, SEVERITY_NUMBER_INFO, SEVERITY_NUMBER_WARN } from './global-logs.js';
+import type { GuardLogger, GuardLoggerProvider } from './global-logs.js';
 import { batchCountBucket, failureCountBucket } from '../core/buckets.js';
 import type {
   BatchDecision,
@@ -53,7 +53,7 @@ export interface GuardTelemetryOptions {
   /** Where counters go; the global MeterProvider (looked up at first use) when absent. */
   readonly meterProvider?: MeterProvider;
   /** Where diagnostic logs and the loop event go; the global LoggerProvider when absent. */
-  readonly loggerProvider?: LoggerProvider;
+  readonly loggerProvider?: GuardLoggerProvider;
   /**
    * The profile's closed vocabulary of execution error types: `execution_error_type` is one of
    * these or `other`. @defaultValue none (keys from the engine are trusted to be classified)
@@ -140,9 +140,9 @@ export class GuardTelemetry implements FailureEngineListener, RepetitionListener
   private _evictions: Counter | undefined;
   private _unjudged: Counter | undefined;
   private _clockAnomalies: Counter | undefined;
-  private _logger: Logger | undefined;
+  private _logger: GuardLogger | undefined;
   private _meterProvider: MeterProvider | undefined;
-  private _loggerProvider: LoggerProvider | undefined;
+  private _loggerProvider: GuardLoggerProvider | undefined;
 
   constructor(options: GuardTelemetryOptions) {
     this._options = options;
@@ -157,7 +157,7 @@ export class GuardTelemetry implements FailureEngineListener, RepetitionListener
     this._logger?.emit({
       eventName: this._eventName,
       timestamp: d.decidedAtMillis,
-      severityNumber: SeverityNumber.INFO,
+      severityNumber: SEVERITY_NUMBER_INFO,
       severityText: 'INFO',
       body: `Repeated tool failure guard decision: ${d.outcome.decision}.`,
       attributes: decisionLogAttributes(d, this._eventName, metricAttributes, this._options.executionErrorTypes),
@@ -176,7 +176,7 @@ export class GuardTelemetry implements FailureEngineListener, RepetitionListener
     this._logger?.emit({
       eventName,
       timestamp: r.decidedAtMillis,
-      severityNumber: SeverityNumber.INFO,
+      severityNumber: SEVERITY_NUMBER_INFO,
       severityText: 'INFO',
       body: `Tool call repetition guard decision: ${r.outcome.decision}.`,
       attributes: {
@@ -204,7 +204,7 @@ export class GuardTelemetry implements FailureEngineListener, RepetitionListener
     this._logger?.emit({
       eventName: EVENT_LOOP_DETECTED,
       timestamp: timeMillis,
-      severityNumber: SeverityNumber.WARN,
+      severityNumber: SEVERITY_NUMBER_WARN,
       severityText: 'WARN',
       body: `Loop detected. Type: ${loopType}.`,
       attributes: attrs,
@@ -257,10 +257,10 @@ export class GuardTelemetry implements FailureEngineListener, RepetitionListener
         unit: '{span}',
       });
     }
-    const lp = this._options.loggerProvider ?? logs.getLoggerProvider();
+    const lp = this._options.loggerProvider ?? globalLoggerProvider();
     if (lp !== this._loggerProvider) {
       this._loggerProvider = lp;
-      this._logger = lp.getLogger(INSTRUMENTATION_SCOPE_NAME, VERSION);
+      this._logger = lp?.getLogger(INSTRUMENTATION_SCOPE_NAME, VERSION);
     }
   }
 }

@@ -1,10 +1,13 @@
 import type { Context } from '@opentelemetry/api';
-import type { ReadableSpan, Span, SpanProcessor } from '@opentelemetry/sdk-trace-base';
+import type { ReadableSpan, Span, SpanProcessor } from '@opentelemetry/sdk-trace';
 import type { TelemetrySink } from './telemetry-sink.js';
 
 /**
  * The guard's {@link SpanProcessor}: hands span starts and ends to the guard's wire profile.
- * Register it with `NodeSDK({ spanProcessors: [...] })` or `new BasicTracerProvider({ spanProcessors })`.
+ * Register it with `NodeSDK({ spanProcessors: [...] })` or `new TracerProvider({ spanProcessors })`
+ * (`@opentelemetry/sdk-trace` 2.x or 3.x; `BasicTracerProvider` of `sdk-trace-base` 2.x too).
+ * It implements `onStart` and `onEnd` (the same signatures on both lines), not the experimental
+ * `onEnding`.
  * Every hook returns at once for spans the profile does not read. Never throws; errors are
  * reported via the global error handler.
  */

@@ -24,8 +24,8 @@ import type { LogRecordView, SpanView, WireProfile } from '../profiles/wire-prof
  * ```ts
  * const guard = createRepeatedToolFailureGuard({ mode: 'shadow' });
  * const sdk = new NodeSDK({
- *   spanProcessors: [guard.spanProcessor, new BatchSpanProcessor(traceExporter)],
- *   logRecordProcessors: [guard.logRecordProcessor, new BatchLogRecordProcessor(logExporter)],
+ *   spanProcessors: [guard.spanProcessor, new BatchSpanProcessor({ exporter: traceExporter })], // @opentelemetry/sdk-trace
+ *   logRecordProcessors: [guard.logRecordProcessor, new BatchLogRecordProcessor({ exporter: logExporter })],
  * });
  * ```
  */

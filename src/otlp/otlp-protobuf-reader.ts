@@ -24,7 +24,6 @@
  * resource and scope entries, span, log record, key-value, value), each a switch over its field
  * numbers, read together against the `.proto` files they follow.
  */
-import type { AnyValue } from '@opentelemetry/api-logs';
 import type { HrTime, SpanContext } from '@opentelemetry/api';
 import type protobuf from 'protobufjs/minimal.js';
 import { opentelemetry } from './generated/otlp-proto.js';
@@ -35,7 +34,7 @@ import type { AnyValueMessage, KeyValueMessage, LogRecordMessage, Resourced, Spa
 import { emptyRecordBatch, RecordedSpan, setAttribute } from './records.js';
 import { pickAttributes, projectResource, SESSION_ID_KEY } from './record-filter.js';
 import type { RecordBatch, RecordedLog } from './records.js';
-import type { ResourceView, WireProfileReads } from '../profiles/wire-profile.js';
+import type { AnyValue, ResourceView, WireProfileReads } from '../profiles/wire-profile.js';
 
 const proto = opentelemetry.proto;
 

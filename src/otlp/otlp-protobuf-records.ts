@@ -4,14 +4,13 @@
  * `decodeOtlpProtobuf` builds. The records are the ones `otlpRequestToRecords(decodeOtlpProtobuf(…))`
  * gives (tested on real captures).
  */
-import type { AnyValue } from '@opentelemetry/api-logs';
 import { opentelemetry } from './generated/otlp-proto.js';
 import { MAX_ANY_VALUE_DEPTH } from './otlp.js';
 import { otlpReader } from './otlp-protobuf.js';
 import type { OtlpSignal } from './otlp-protobuf.js';
 import { emptyRecordBatch, nanosToHrTime, RecordedSpan, setAttribute } from './records.js';
 import type { RecordBatch, RecordedLog } from './records.js';
-import type { ResourceView, SpanEventView } from '../profiles/wire-profile.js';
+import type { AnyValue, ResourceView, SpanEventView } from '../profiles/wire-profile.js';
 
 const collector = opentelemetry.proto.collector;
 

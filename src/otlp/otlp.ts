@@ -2,10 +2,9 @@
  * OTLP request objects (JSON encoding, or protobuf decoded by {@link decodeOtlpProtobuf} from the
  * vendored official definitions) into {@link RecordedSpan}s and {@link RecordedLog}s.
  */
-import type { AnyValue } from '@opentelemetry/api-logs';
 import { emptyRecordBatch, nanosToHrTime, RecordedSpan, setAttribute } from './records.js';
 import type { RecordBatch } from './records.js';
-import type { SpanEventView } from '../profiles/wire-profile.js';
+import type { AnyValue, SpanEventView } from '../profiles/wire-profile.js';
 
 type Json = Record<string, unknown>;
 

@@ -4,8 +4,7 @@
  * in-process path.
  */
 import type { HrTime, SpanContext } from '@opentelemetry/api';
-import type { AnyValue } from '@opentelemetry/api-logs';
-import type { LogRecordView, ResourceView, SpanEventView, SpanView } from '../profiles/wire-profile.js';
+import type { AnyValue, LogRecordView, ResourceView, SpanEventView, SpanView } from '../profiles/wire-profile.js';
 
 const UNSET_STATUS = { code: 0 } as const;
 

@@ -5,10 +5,10 @@
  */
 import { Buffer } from 'node:buffer';
 import type { HrTime, SpanContext } from '@opentelemetry/api';
-import type { AnyValue } from '@opentelemetry/api-logs';
 import { isOtlpRequest, otlpRequestToRecords } from './otlp.js';
 import { emptyRecordBatch, RecordedSpan, setAttribute } from './records.js';
 import type { RecordBatch, RecordedLog } from './records.js';
+import type { AnyValue } from '../profiles/wire-profile.js';
 
 /** A file that is not telemetry the reader understands. `message` names the file and position. */
 export class TelemetryParseError extends Error {

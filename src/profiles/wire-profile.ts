@@ -6,7 +6,6 @@
  * profile; the engine and the reducer stay untouched.
  */
 import type { HrTime, SpanContext } from '@opentelemetry/api';
-import type { AnyValue } from '@opentelemetry/api-logs';
 import type { FailureEngine } from '../engine/failure-engine.js';
 import type { RepetitionEngine } from '../engine/repetition-engine.js';
 
@@ -49,7 +48,15 @@ export interface ResourceView {
   readonly attributes: Readonly<Record<string, unknown>>;
 }
 
-/** The part of a log record a profile reads. The SDK's `SdkLogRecord` satisfies it. */
+/**
+ * A log record's attribute or body value: OpenTelemetry's `AnyValue` (a string, number, boolean,
+ * byte array, array or map of these, or null). Declared here because it lives in
+ * `@opentelemetry/api-logs` on the OpenTelemetry JS 2.x line and in `@opentelemetry/api` 1.10 on
+ * the 3.x line; both lines' records satisfy this shape.
+ */
+export type AnyValue = string | number | boolean | Uint8Array | AnyValue[] | { [key: string]: AnyValue } | null | undefined;
+
+/** The part of a log record a profile reads. The SDK's `ReadWriteLogRecord` (either line) satisfies it. */
 export interface LogRecordView {
   readonly hrTime: HrTime;
   readonly attributes: Readonly<Record<string, AnyValue>>;

@@ -5,8 +5,8 @@
 import { ROOT_CONTEXT } from '@opentelemetry/api';
 import { AggregationTemporality, InMemoryMetricExporter, MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
 import { InMemoryLogRecordExporter, LoggerProvider, SimpleLogRecordProcessor } from '@opentelemetry/sdk-logs';
-import type { SdkLogRecord } from '@opentelemetry/sdk-logs';
-import type { ReadableSpan, Span } from '@opentelemetry/sdk-trace-base';
+import type { ReadWriteLogRecord } from '@opentelemetry/sdk-logs';
+import type { ReadableSpan, Span } from '@opentelemetry/sdk-trace';
 import { detectWireProfiles, WIRE_PROFILES } from '../profiles/registry.js';
 import type { WireProfileDefinition, WireProfileName } from '../profiles/registry.js';
 import { sampleTelemetry } from '../profiles/detect.js';
@@ -213,7 +213,7 @@ export async function replayRecords(records: RecordBatch | ProjectedRecordBatch,
       if (e.order === 1) guard.spanProcessor.onStart(e.span as unknown as Span, ROOT_CONTEXT);
       else guard.spanProcessor.onEnd(e.span as unknown as ReadableSpan);
     } else if (e.log !== undefined) {
-      guard.logRecordProcessor.onEmit(e.log as unknown as SdkLogRecord);
+      guard.logRecordProcessor.onEmit(e.log as unknown as ReadWriteLogRecord);
     }
     done++;
     if (onProgress !== undefined && done % every === 0) onProgress(done, total);

@@ -12,12 +12,12 @@ import { ROOT_CONTEXT } from '@opentelemetry/api';
 import { ExportResultCode } from '@opentelemetry/core';
 import type { ExportResult } from '@opentelemetry/core';
 import { BatchLogRecordProcessor, LoggerProvider, SimpleLogRecordProcessor } from '@opentelemetry/sdk-logs';
-import type { LogRecordExporter, ReadableLogRecord, SdkLogRecord } from '@opentelemetry/sdk-logs';
+import type { LogRecordExporter, ReadableLogRecord, ReadWriteLogRecord } from '@opentelemetry/sdk-logs';
 import { AggregationTemporality, MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
 import type { PushMetricExporter, ResourceMetrics } from '@opentelemetry/sdk-metrics';
 import { detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources';
 import type { Resource } from '@opentelemetry/resources';
-import type { ReadableSpan, Span } from '@opentelemetry/sdk-trace-base';
+import type { ReadableSpan, Span } from '@opentelemetry/sdk-trace';
 import type { BatchDecision } from '../engine/failure-types.js';
 import { RepeatedToolFailureGuard } from '../otel/repeated-tool-failure-guard.js';
 import type { GuardMode } from '../core/failure/types.js';
@@ -354,7 +354,7 @@ export async function startGuardServer(options: GuardServerOptions = {}): Promis
         report?.addSpan(r.span);
       }
     } else if (r.log !== undefined) {
-      guard.logRecordProcessor.onEmit(r.log as unknown as SdkLogRecord);
+      guard.logRecordProcessor.onEmit(r.log as unknown as ReadWriteLogRecord);
       report?.addLog(r.log);
     }
   };

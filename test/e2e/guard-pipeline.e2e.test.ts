@@ -14,8 +14,8 @@ import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { BatchLogRecordProcessor, LoggerProvider } from '@opentelemetry/sdk-logs';
 import { MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
-import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
-import type { Span, SpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { TracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace';
+import type { Span, SpanProcessor } from '@opentelemetry/sdk-trace';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -295,9 +295,9 @@ async function runAgent(base: string): Promise<FailureAction[]> {
   });
 
   const hostResource = resourceFromAttributes({ 'service.name': 'qwen-code', 'service.version': '0.24.4' });
-  const tracerProvider = new BasicTracerProvider({
+  const tracerProvider = new TracerProvider({
     resource: hostResource,
-    spanProcessors: [acpToolSpanStatus, guard.spanProcessor, new BatchSpanProcessor(new OTLPTraceExporter(exporterOptions('traces')))],
+    spanProcessors: [acpToolSpanStatus, guard.spanProcessor, new BatchSpanProcessor({ exporter: new OTLPTraceExporter(exporterOptions('traces')) })],
   });
   const hostLoggerProvider = new LoggerProvider({
     resource: hostResource,

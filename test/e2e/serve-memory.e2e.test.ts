@@ -14,7 +14,7 @@ import type { ExportResult } from '@opentelemetry/core';
 import { OTLPLogExporter } from '@opentelemetry/exporter-logs-otlp-proto';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { InMemoryLogRecordExporter, LoggerProvider, SimpleLogRecordProcessor } from '@opentelemetry/sdk-logs';
-import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { TracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace';
 import { describe, expect, it } from 'vitest';
 import { modelRequest, toolCall } from '../helpers/generators.js';
 
@@ -72,7 +72,7 @@ describe('serve memory is bounded in bytes', () => {
         // each worker records with its own providers, so one prompt's records are one body
         const spans = new InMemorySpanExporter();
         const logs = new InMemoryLogRecordExporter();
-        const tracer = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(spans)] }).getTracer('qwen-code');
+        const tracer = new TracerProvider({ spanProcessors: [new SimpleSpanProcessor({ exporter: spans })] }).getTracer('qwen-code');
         const loggerProvider = new LoggerProvider({ processors: [new SimpleLogRecordProcessor({ exporter: logs })] });
         const logger = loggerProvider.getLogger('qwen-code');
         for (let i = next++; i < BODIES; i = next++) {

@@ -5,7 +5,7 @@
 import fc from 'fast-check';
 import { context, SpanStatusCode, trace } from '@opentelemetry/api';
 import type { Span, Tracer } from '@opentelemetry/api';
-import type { Logger } from '@opentelemetry/api-logs';
+import type { Logger } from './setup.js';
 import type {
   BatchSettledEvent,
   ExecutionStatus,

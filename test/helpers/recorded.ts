@@ -3,7 +3,7 @@ import type { Dirent } from 'node:fs';
 import { join } from 'node:path';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import type { ReadableLogRecord } from '@opentelemetry/sdk-logs';
-import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
+import type { ReadableSpan } from '@opentelemetry/sdk-trace';
 import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
 import { hrTimeDuration } from '@opentelemetry/core';
 import { parseTelemetryText } from '../../src/otlp/telemetry-file.js';

@@ -1,14 +1,20 @@
 import { context, trace } from '@opentelemetry/api';
 import type { Span, Tracer } from '@opentelemetry/api';
-import type { Logger } from '@opentelemetry/api-logs';
 import { InMemoryLogRecordExporter, LoggerProvider, SimpleLogRecordProcessor } from '@opentelemetry/sdk-logs';
 import type { ReadableLogRecord } from '@opentelemetry/sdk-logs';
 import { AggregationTemporality, InMemoryMetricExporter, MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
-import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { TracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace';
 import { createRepeatedToolFailureGuard } from '../../src/otel/repeated-tool-failure-guard.js';
 import type { RepeatedToolFailureGuardOptions } from '../../src/otel/config.js';
 import type { BatchDecision } from '../../src/engine/failure-types.js';
 
+
+/**
+ * The host's Logger and the record it emits, as the installed `@opentelemetry/sdk-logs` types them
+ * (`@opentelemetry/api-logs` on the 2.x line, `@opentelemetry/api` 1.10 on the 3.x line).
+ */
+export type Logger = ReturnType<LoggerProvider['getLogger']>;
+export type HostLogRecord = Parameters<Logger['emit']>[0];
 /**
  * A real SDK: host providers with the guard's processors first (and, with `hostExport`, in-memory
  * exporters after them); the guard's own logs and counters go to in-memory exporters.
@@ -30,8 +36,8 @@ export function guardedSdk(options: RepeatedToolFailureGuardOptions = {}, hostEx
   guard.addListener({ onDecision: (d) => decisions.push(d) });
   const spanExporter = new InMemorySpanExporter();
   const hostLogs = new InMemoryLogRecordExporter();
-  const tracerProvider = new BasicTracerProvider({
-    spanProcessors: hostExport ? [guard.spanProcessor, new SimpleSpanProcessor(spanExporter)] : [guard.spanProcessor],
+  const tracerProvider = new TracerProvider({
+    spanProcessors: hostExport ? [guard.spanProcessor, new SimpleSpanProcessor({ exporter: spanExporter })] : [guard.spanProcessor],
   });
   const hostLoggerProvider = new LoggerProvider({
     processors: hostExport ? [guard.logRecordProcessor, new SimpleLogRecordProcessor({ exporter: hostLogs })] : [guard.logRecordProcessor],
