@@ -5,8 +5,9 @@
  * - `stopWhen`: after each step whose tool calls all ran, the SDK asks its stop conditions. The
  *   guard's condition hands that step's calls to the engine as one settled batch (the failure
  *   guard) and to the identical-call breaker, and answers `true` when the action is to stop.
- * - `prepareStep`: before the next model call, the reminder (or the breaker's warning) is added to
- *   the messages sent, once.
+ * - `prepareStep`: before the next model call, the reminder (or the breaker's warning) is added
+ *   once, as system context: to that call's messages (AI SDK 6), or to the instructions (AI SDK 7,
+ *   which refuses system messages among the messages of `streamText`).
  *
  * One SDK call is one prompt: the SDK passes the same `steps` array to both settings for the
  * whole call, so the guard keys its run on it (a `ToolLoopAgent` reused across calls, or calls run
@@ -52,6 +53,15 @@ export interface AiSdkPrepareStepOptions<STEP extends AiSdkStep = AiSdkStep> {
   readonly steps: STEP[];
   readonly stepNumber: number;
   readonly messages: unknown[];
+  /** AI SDK 7: the system instructions of the next step (a string, a system message or several). */
+  readonly instructions?: unknown;
+}
+
+/** System messages (`{ role: 'system', content }`) from AI SDK 7 instructions. */
+function systemMessages(instructions: unknown): unknown[] {
+  if (instructions === undefined || instructions === null) return [];
+  if (typeof instructions === 'string') return [{ role: 'system', content: instructions }];
+  return Array.isArray(instructions) ? [...(instructions as unknown[])] : [instructions];
 }
 
 /** An AI SDK `prepareStep` function. */
@@ -153,11 +163,15 @@ export class AiSdkGuard {
       if (run !== undefined) this._catchUp(run, options.steps);
       const result = ownPrepare === undefined ? undefined : await ownPrepare(options);
       if (run === undefined || run.pending.length === 0) return result;
-      const texts = run.pending;
+      const added = run.pending.map((content) => ({ role: 'system', content }));
       run.pending = [];
-      const base = (result as { messages?: unknown[] } | undefined)?.messages ?? options.messages;
-      // Fixed system context, not user input; the SDK sends it with this model call.
-      return { ...(result as object | undefined), messages: [...base, ...texts.map((content) => ({ role: 'system', content }))] };
+      // Fixed system context, not user input. AI SDK 7 takes system text only as instructions
+      // (which stay for the rest of the call); AI SDK 6 takes it in this model call's messages.
+      const own = result as { messages?: unknown[]; instructions?: unknown; system?: unknown } | undefined;
+      if ('instructions' in options) {
+        return { ...own, instructions: [...systemMessages(own?.instructions ?? own?.system ?? options.instructions), ...added] };
+      }
+      return { ...own, messages: [...(own?.messages ?? options.messages), ...added] };
     };
     return { stopWhen: [...own, stop], prepareStep: prepareStep as unknown as PREPARE };
   }
