@@ -79,15 +79,16 @@ export class InProcessHost {
    * @param promptId - the run's prompt id
    * @param calls - the batch's calls in the model's order; an empty batch reduces nothing
    * @param timeMillis - event time, in milliseconds since the epoch
+   * @param hasExternalInput - the user sent input after the batch (it resets the guard)
    */
-  settleBatch(promptId: string, calls: readonly HostCall[], timeMillis: number = Date.now()): FailureAction {
+  settleBatch(promptId: string, calls: readonly HostCall[], timeMillis: number = Date.now(), hasExternalInput = false): FailureAction {
     if (calls.length === 0) return NONE;
     return this._safe(() => {
       const engine = this.guard.engine;
       for (const call of calls) {
         engine.updateCall({ promptId, callId: call.callId, opened: 'tool', closed: 'tool', settled: true, facts: factsOf(call), timeMillis });
       }
-      return this.guard.control.afterToolBatch({ promptId, hasExternalInput: false, hasQueuedPrompt: false, inputReliable: true });
+      return this.guard.control.afterToolBatch({ promptId, hasExternalInput, hasQueuedPrompt: false, inputReliable: true });
     }, NONE);
   }
 
