@@ -53,6 +53,7 @@ const T = (/** @type {string} */ d) => [`1:tracked(1-2,1)#1`, `2:tracked(3-4,2)#
  *   name: string, mode: 'shadow' | 'warn' | 'enforce', prompts: Call[][][],
  *   decisions: string[], repetition?: string[], requests: number,
  *   reminderAt?: number, warningFrom?: number, countLines?: number,
+ *   installed?: boolean,
  * }} Scenario
  */
 /** @type {Scenario[]} */
@@ -60,6 +61,9 @@ const SCENARIOS = [
   { name: 'git-128-loop-shadow', mode: 'shadow', prompts: [LOOP], decisions: T('4:would_warn(8+,3+)#1 5:would_stop(8+,3+)#1'), requests: 7 },
   { name: 'git-128-loop-warn', mode: 'warn', prompts: [LOOP], decisions: T('4:warned(8+,3+)#1 5:would_stop(8+,3+)#1'), requests: 7, reminderAt: 5 },
   { name: 'git-128-loop-enforce', mode: 'enforce', prompts: [LOOP], decisions: T('4:warned(8+,3+)#1 5:stopped(8+,3+)#1'), requests: 5, reminderAt: 5 },
+  // The same, with the package installed the way pi installs packages (`pi install <path>`, its
+  // package.json `pi.extensions`) instead of `-e`.
+  { name: 'git-128-loop-enforce-installed', mode: 'enforce', installed: true, prompts: [LOOP], decisions: T('4:warned(8+,3+)#1 5:stopped(8+,3+)#1'), requests: 5, reminderAt: 5 },
   {
     name: 'parallel-mixed-shadow',
     mode: 'shadow',
@@ -146,10 +150,14 @@ async function runScenario(/** @type {Scenario} */ s) {
       },
     }),
   );
-  const args = ['-p', '--no-session', '--provider', 'fake', '--model', 'fake-model', '--tools', 'read,bash,ls', '--no-skills', '--no-prompt-templates', '-e', extension, '--repeated-tool-failure-guard', s.mode, ...s.prompts.map((_, i) => `Task ${i + 1}: find the git remote`)];
-  const run = /** @type {{ code: number | string, out: string }} */ (
-    await runPi(args, { PI_CODING_AGENT_DIR: agentDir, PI_OFFLINE: '1', PI_SKIP_VERSION_CHECK: '1', PI_TELEMETRY: '0', GIT_CEILING_DIRECTORIES: work, RTFG_PI_DECISIONS: decisionsFile }, cwd)
-  );
+  const env = { PI_CODING_AGENT_DIR: agentDir, PI_OFFLINE: '1', PI_SKIP_VERSION_CHECK: '1', PI_TELEMETRY: '0', GIT_CEILING_DIRECTORIES: work, RTFG_PI_DECISIONS: decisionsFile };
+  if (s.installed === true) {
+    const installed = /** @type {{ code: number | string, out: string }} */ (await runPi(['install', root], env, cwd));
+    if (installed.code !== 0) problems.push(`pi install ${root}: exit ${installed.code}`);
+  }
+  const load = s.installed === true ? [] : ['-e', extension];
+  const args = ['-p', '--no-session', '--provider', 'fake', '--model', 'fake-model', '--tools', 'read,bash,ls', '--no-skills', '--no-prompt-templates', ...load, '--repeated-tool-failure-guard', s.mode, ...s.prompts.map((_, i) => `Task ${i + 1}: find the git remote`)];
+  const run = /** @type {{ code: number | string, out: string }} */ (await runPi(args, env, cwd));
   await fake.close();
   if (run.code === 'timeout') problems.push('pi did not exit in time');
   const lines = existsSync(decisionsFile) ? readFileSync(decisionsFile, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l)) : [];
