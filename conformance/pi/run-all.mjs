@@ -23,6 +23,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { startFakeOpenAi } from './fake-openai.mjs';
+import { readmeBlock } from '../readme-block.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..', '..');
@@ -53,7 +54,7 @@ const T = (/** @type {string} */ d) => [`1:tracked(1-2,1)#1`, `2:tracked(3-4,2)#
  *   name: string, mode: 'shadow' | 'warn' | 'enforce', prompts: Call[][][],
  *   decisions: string[], repetition?: string[], requests: number,
  *   reminderAt?: number, warningFrom?: number, countLines?: number,
- *   installed?: boolean,
+ *   installed?: boolean, readme?: boolean,
  * }} Scenario
  */
 /** @type {Scenario[]} */
@@ -64,6 +65,9 @@ const SCENARIOS = [
   // The same, with the package installed the way pi installs packages (`pi install <path>`, its
   // package.json `pi.extensions`) instead of `-e`.
   { name: 'git-128-loop-enforce-installed', mode: 'enforce', installed: true, prompts: [LOOP], decisions: T('4:warned(8+,3+)#1 5:stopped(8+,3+)#1'), requests: 5, reminderAt: 5 },
+  // README's pi example, its `pi` lines as written (`pi install` from the clone, then one prompt
+  // in enforce); the default model is the fake provider's (settings.json).
+  { name: 'readme-example', mode: 'enforce', readme: true, prompts: [LOOP], decisions: T('4:warned(8+,3+)#1 5:stopped(8+,3+)#1'), requests: 5, reminderAt: 5 },
   {
     name: 'parallel-mixed-shadow',
     mode: 'shadow',
@@ -150,6 +154,7 @@ async function runScenario(/** @type {Scenario} */ s) {
       },
     }),
   );
+  writeFileSync(join(agentDir, 'settings.json'), JSON.stringify({ defaultProvider: 'fake', defaultModel: 'fake-model' }));
   const env = { PI_CODING_AGENT_DIR: agentDir, PI_OFFLINE: '1', PI_SKIP_VERSION_CHECK: '1', PI_TELEMETRY: '0', GIT_CEILING_DIRECTORIES: work, RTFG_PI_DECISIONS: decisionsFile };
   if (s.installed === true) {
     const installed = /** @type {{ code: number | string, out: string }} */ (await runPi(['install', root], env, cwd));
@@ -157,7 +162,17 @@ async function runScenario(/** @type {Scenario} */ s) {
   }
   const load = s.installed === true ? [] : ['-e', extension];
   const args = ['-p', '--no-session', '--provider', 'fake', '--model', 'fake-model', '--tools', 'read,bash,ls', '--no-skills', '--no-prompt-templates', ...load, '--repeated-tool-failure-guard', s.mode, ...s.prompts.map((_, i) => `Task ${i + 1}: find the git remote`)];
-  const run = /** @type {{ code: number | string, out: string }} */ (await runPi(args, env, cwd));
+  let run = { code: /** @type {number | string} */ (0), out: '' };
+  if (s.readme === true) {
+    // Each `pi` line of the block, its words as a shell splits them ($PWD: the clone for
+    // `pi install`, which the README runs there; the project for the prompt).
+    for (const line of readmeBlock('pi').split('\n').map((l) => l.replace(/\s+#.*$/, '').trim()).filter((l) => l.startsWith('pi '))) {
+      const words = [...line.slice(3).matchAll(/"([^"]*)"|(\S+)/g)].map((m) => m[1] ?? m[2] ?? '');
+      const inClone = words[0] === 'install';
+      run = /** @type {{ code: number | string, out: string }} */ (await runPi(words.map((w) => w.replace('$PWD', inClone ? root : cwd)), env, inClone ? root : cwd));
+      if (inClone && run.code !== 0) problems.push(`README: pi ${line}: exit ${run.code}`);
+    }
+  } else run = /** @type {{ code: number | string, out: string }} */ (await runPi(args, env, cwd));
   await fake.close();
   if (run.code === 'timeout') problems.push('pi did not exit in time');
   const lines = existsSync(decisionsFile) ? readFileSync(decisionsFile, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l)) : [];
