@@ -7,6 +7,7 @@
 export { AiSdkGuard, createAiSdkGuard } from './hosts/ai-sdk/ai-sdk-guard.js';
 export type {
   AiSdkContentPart,
+  AiSdkGuardPrepareStep,
   AiSdkGuardSettings,
   AiSdkGuardSettingsInput,
   AiSdkPrepareStep,

@@ -91,7 +91,7 @@ describe('ai-sdk adapter (stopWhen + prepareStep, no SDK)', () => {
     const settings = guard.settings({ stopWhen: mine, prepareStep: () => ({ toolChoice: 'auto' }) });
     expect(settings.stopWhen[0]).toBe(mine);
     expect(settings.stopWhen).toHaveLength(2);
-    expect(await settings.prepareStep({ steps: [], stepNumber: 0, messages: [] } as never)).toEqual({ toolChoice: 'auto' });
+    expect(await (settings.prepareStep as (o: AiSdkPrepareStepOptions) => unknown)({ steps: [], stepNumber: 0, messages: [] })).toEqual({ toolChoice: 'auto' });
     await guard.shutdown();
   });
 });

@@ -27,6 +27,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { createRequire } from 'node:module';
 import { SCENARIOS } from './scenarios.mjs';
+import { runSelected } from '../scenario-loop.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..', '..');
@@ -225,14 +226,4 @@ async function runScenario(/** @type {import('./scenarios.mjs').Scenario} */ s) 
   return problems;
 }
 
-const selected = positionals.length === 0 ? SCENARIOS : SCENARIOS.filter((s) => positionals.includes(s.name));
-console.log(`ai-sdk conformance: ai ${aiVersion} on Node ${process.versions.node}, ${selected.length} scenario(s)`);
-let failed = 0;
-for (const s of selected) {
-  const problems = await runScenario(s);
-  console.log(`${problems.length === 0 ? 'PASS' : 'FAIL'}  ${s.name}`);
-  for (const p of problems) console.log(`      ${p}`);
-  if (problems.length > 0) failed += 1;
-}
-console.log(`${selected.length - failed}/${selected.length} passed`);
-process.exit(failed === 0 ? 0 : 1);
+await runSelected(`ai-sdk conformance: ai ${aiVersion} on Node ${process.versions.node}`, SCENARIOS, positionals, runScenario);

@@ -24,6 +24,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { startFakeOpenAi } from './fake-openai.mjs';
 import { readmeBlock } from '../readme-block.mjs';
+import { runSelected } from '../scenario-loop.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..', '..');
@@ -210,14 +211,4 @@ async function runScenario(/** @type {Scenario} */ s) {
   return problems;
 }
 
-const selected = process.argv.length > 2 ? SCENARIOS.filter((s) => process.argv.slice(2).includes(s.name)) : SCENARIOS;
-console.log(`pi conformance: pi-coding-agent ${piVersion} on Node ${process.versions.node}, ${selected.length} scenario(s)`);
-let failed = 0;
-for (const s of selected) {
-  const problems = await runScenario(s);
-  console.log(`${problems.length === 0 ? 'PASS' : 'FAIL'}  ${s.name}`);
-  for (const p of problems) console.log(`      ${p}`);
-  if (problems.length > 0) failed += 1;
-}
-console.log(`${selected.length - failed}/${selected.length} passed`);
-process.exit(failed === 0 ? 0 : 1);
+await runSelected(`pi conformance: pi-coding-agent ${piVersion} on Node ${process.versions.node}`, SCENARIOS, process.argv.slice(2), runScenario);

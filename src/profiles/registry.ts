@@ -14,7 +14,7 @@ import { batchSpanReads } from './batch-span/batch-span-profile.js';
 import { QWEN_CODE_READS } from './qwen-code/reads.js';
 import type { BatchSpanProfileOptions } from './batch-span/batch-span-profile.js';
 import { GenAiProfile } from './genai/genai-profile.js';
-import { AI_SDK_DIALECT, looksLikeAiSdk } from './ai-sdk/ai-sdk-dialect.js';
+import { AI_SDK_DIALECT, AI_SDK_READS, looksLikeAiSdk } from './ai-sdk/ai-sdk-dialect.js';
 import { GENAI_ERROR_TYPES } from './genai/error-types.js';
 import { looksLikeGenAi } from './genai/detect.js';
 import { QwenCodeProfile } from './qwen-code/qwen-code-profile.js';
@@ -135,6 +135,7 @@ export const WIRE_PROFILES = {
     detect: looksLikeAiSdk,
     // The same raw types (an error's `name`) as the GenAI conventions' exception events.
     executionErrorTypes: GENAI_ERROR_TYPES,
+    reads: () => AI_SDK_READS,
     create: (engine, repetition) => new GenAiProfile(engine, repetition, AI_SDK_DIALECT),
   },
 } as const satisfies Readonly<Record<string, WireProfileDefinition>>;

@@ -80,10 +80,19 @@ export interface AiSdkGuardSettingsInput<STOP, PREPARE> {
   readonly sessionId?: string;
 }
 
+/**
+ * The `prepareStep` the guard returns. It resolves to the caller's own result (typed by the SDK
+ * per tool set, `PrepareStepResult<TOOLS>`) with the guard's text added to its `messages` or
+ * `instructions`, or to `undefined`; its type leaves the SDK's own in force.
+ */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the SDK's PrepareStepResult<TOOLS> is the caller's type
+export type AiSdkGuardPrepareStep = (options: AiSdkPrepareStepOptions) => Promise<any>;
+
 /** What {@link AiSdkGuard.settings} returns: spread it into `generateText`, `streamText` or `new ToolLoopAgent`. */
-export interface AiSdkGuardSettings<STOP, PREPARE> {
+export interface AiSdkGuardSettings<STOP> {
+  /** The caller's conditions, then the guard's. */
   readonly stopWhen: Array<STOP | AiSdkStopCondition>;
-  readonly prepareStep: PREPARE;
+  readonly prepareStep: AiSdkGuardPrepareStep;
 }
 
 /** The guard's state for one SDK call. */
@@ -148,7 +157,7 @@ export class AiSdkGuard {
    */
   settings<STOP = AiSdkStopCondition, PREPARE extends AiSdkPrepareStep<never, unknown> = AiSdkPrepareStep<AiSdkPrepareStepOptions, unknown>>(
     input: AiSdkGuardSettingsInput<STOP, PREPARE> = {},
-  ): AiSdkGuardSettings<STOP, PREPARE> {
+  ): AiSdkGuardSettings<STOP> {
     const own = input.stopWhen === undefined ? [] : Array.isArray(input.stopWhen) ? [...(input.stopWhen as readonly STOP[])] : [input.stopWhen as STOP];
     const ownPrepare = input.prepareStep as AiSdkPrepareStep<AiSdkPrepareStepOptions, unknown> | undefined;
     const sessionId = input.sessionId;
@@ -173,7 +182,7 @@ export class AiSdkGuard {
       }
       return { ...own, messages: [...(own?.messages ?? options.messages), ...added] };
     };
-    return { stopWhen: [...own, stop], prepareStep: prepareStep as unknown as PREPARE };
+    return { stopWhen: [...own, stop], prepareStep };
   }
 
   /** Listen to every reduced batch and every breaker decision. */

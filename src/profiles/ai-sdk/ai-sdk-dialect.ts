@@ -14,7 +14,7 @@
  * Source: `ai` 6.0.326 `generate-text/generate-text.ts`, `stream-text.ts`,
  * `execute-tool-call.ts`, `telemetry/assemble-operation-name.ts`.
  */
-import type { SpanView } from '../wire-profile.js';
+import type { SpanView, WireProfileReads } from '../wire-profile.js';
 import { nonEmptyString } from '../wire-profile.js';
 import type { GenAiDialect, GenAiOperation } from '../genai/genai-profile.js';
 
@@ -56,3 +56,11 @@ export function looksLikeAiSdk(sample: { readonly spanNames: ReadonlySet<string>
   for (const name of sample.spanNames) if (Object.prototype.hasOwnProperty.call(AI_SDK_OPERATIONS, name)) return true;
   return false;
 }
+
+/** What the `ai-sdk` profile reads; `serve` keeps only these at ingest (status and events are always kept). */
+export const AI_SDK_READS: WireProfileReads = Object.freeze({
+  spanNames: Object.freeze(Object.keys(AI_SDK_OPERATIONS)),
+  spanAttributes: Object.freeze([ATTR_AI_OPERATION_ID, ATTR_AI_TOOL_CALL_NAME, ATTR_AI_TOOL_CALL_ID, ATTR_AI_TOOL_CALL_ARGS]),
+  logEventNames: Object.freeze([]),
+  logAttributes: Object.freeze([]),
+});
