@@ -28,6 +28,7 @@ import { parseArgs } from 'node:util';
 import { createRequire } from 'node:module';
 import { SCENARIOS } from './scenarios.mjs';
 import { runSelected } from '../scenario-loop.mjs';
+import { compact } from '../decisions.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..', '..');
@@ -134,13 +135,19 @@ function occurrences(/** @type {unknown} */ prompt, /** @type {string} */ text) 
   return JSON.stringify(prompt).split(JSON.stringify(text).slice(1, -1)).length - 1;
 }
 
-/** @param {any} d */
-function compact(d, /** @type {Map<string, number>} */ prompts) {
+/** A reduced batch in the decision-line shape, compacted as conformance/decisions.mjs does. */
+function compactDecision(/** @type {any} */ d, /** @type {Map<string, number>} */ prompts) {
   const o = d.outcome;
-  const p = prompts.get(d.promptId) ?? 0;
-  const fail = o.failureCount === 0 ? '0' : o.failureCount <= 2 ? '1-2' : o.failureCount <= 4 ? '3-4' : o.failureCount <= 7 ? '5-7' : '8+';
-  const batches = o.batchCount >= 3 ? '3+' : String(o.batchCount);
-  return `${p > 1 ? `p${p}/` : ''}${d.batch}:${o.decision}${o.resetReason ? `:${o.resetReason}` : ''}(${fail},${batches})#${o.candidateOrdinal}`;
+  const bucket = (/** @type {number} */ n) => (n === 0 ? '0' : n <= 2 ? '1-2' : n <= 4 ? '3-4' : n <= 7 ? '5-7' : '8+');
+  return compact({
+    prompt: prompts.get(d.promptId) ?? 0,
+    batch: d.batch,
+    decision: o.decision,
+    resetReason: o.resetReason,
+    failureCountBucket: bucket(o.failureCount),
+    batchCountBucket: o.batchCount >= 3 ? '3+' : String(o.batchCount),
+    candidateOrdinal: o.candidateOrdinal,
+  });
 }
 
 /** Run one scenario; returns the problems found (empty: passed). */
@@ -159,7 +166,7 @@ async function runScenario(/** @type {import('./scenarios.mjs').Scenario} */ s) 
     g.addListener({
       onDecision: (/** @type {any} */ d) => {
         if (!prompts.has(d.promptId)) prompts.set(d.promptId, prompts.size + 1);
-        if (d.outcome.decision !== 'none') decisions.push(compact(d, prompts));
+        if (d.outcome.decision !== 'none') decisions.push(compactDecision(d, prompts));
       },
       onRepetitionDecision: (/** @type {any} */ r) => {
         if (r.outcome.decision !== 'none') repetition.push(`${r.outcome.runLength}:${r.outcome.decision}`);

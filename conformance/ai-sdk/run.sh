@@ -8,3 +8,5 @@ node22="$(bash scripts/install-node.sh 22 2>/dev/null | tail -n 1)"
 "${node22}" conformance/ai-sdk/run-all.mjs --sdk v7 "$@"
 node conformance/ai-sdk/readme-example.mjs --sdk v6
 "${node22}" conformance/ai-sdk/readme-example.mjs --sdk v7
+node conformance/ai-sdk/typecheck.mjs --sdk v6
+node conformance/ai-sdk/typecheck.mjs --sdk v7

@@ -13,8 +13,8 @@
  * Expected decisions come from the design: eight eligible failures of one key across at least two
  * batches warn; the next matching batch stops; other tools' successes are ignored; a success of
  * the candidate tool, mixed keys and a new prompt reset. The breaker (seed): warn at the third
- * identical call, abort at the fifth. A decision is written `batch:decision[:resetReason](failures,batches)#ordinal`,
- * prefixed `pN/` for the N-th prompt; `none` is left out. A reset carries the counts of the streak
+ * identical call, abort at the fifth. A decision is written `bN:decision[:resetReason](failures,batches)#ordinal` (as
+ * conformance/decisions.mjs `compact`), prefixed `pN/` for the N-th prompt; `none` is left out. A reset carries the counts of the streak
  * it ends (as the diagnostic log does). The breaker's decisions are written `runLength:decision`;
  * its counted calls below a threshold (`tracked`) are not reported.
  */
@@ -28,9 +28,9 @@ const STATUS = { name: 'status', args: { scope: 'uncompressed', view: 'ranges' }
 
 const LOOP = Array.from({ length: 6 }, () => [MISS, MISS2]);
 const LOOP_DECISIONS = {
-  shadow: ['1:tracked(1-2,1)#1', '2:tracked(3-4,2)#1', '3:tracked(5-7,3+)#1', '4:would_warn(8+,3+)#1', '5:would_stop(8+,3+)#1'],
-  warn: ['1:tracked(1-2,1)#1', '2:tracked(3-4,2)#1', '3:tracked(5-7,3+)#1', '4:warned(8+,3+)#1', '5:would_stop(8+,3+)#1'],
-  enforce: ['1:tracked(1-2,1)#1', '2:tracked(3-4,2)#1', '3:tracked(5-7,3+)#1', '4:warned(8+,3+)#1', '5:stopped(8+,3+)#1'],
+  shadow: ['b1:tracked(1-2,1)#1', 'b2:tracked(3-4,2)#1', 'b3:tracked(5-7,3+)#1', 'b4:would_warn(8+,3+)#1', 'b5:would_stop(8+,3+)#1'],
+  warn: ['b1:tracked(1-2,1)#1', 'b2:tracked(3-4,2)#1', 'b3:tracked(5-7,3+)#1', 'b4:warned(8+,3+)#1', 'b5:would_stop(8+,3+)#1'],
+  enforce: ['b1:tracked(1-2,1)#1', 'b2:tracked(3-4,2)#1', 'b3:tracked(5-7,3+)#1', 'b4:warned(8+,3+)#1', 'b5:stopped(8+,3+)#1'],
 };
 
 /**
@@ -104,7 +104,7 @@ export const SCENARIOS = [
     description: 'Parallel calls: another tool succeeding beside the failures is ignored; two failure keys in one batch reset (mixed); the key then starts a new streak.',
     mode: 'shadow',
     prompts: [[[MISS, MISS2, LIST], [MISS, LIST, MISS2], [MISS, WRITE_DIR], [MISS, MISS2]]],
-    decisions: ['1:tracked(1-2,1)#1', '2:tracked(3-4,2)#1', '3:reset:mixed(3-4,2)#1', '4:tracked(1-2,1)#2'],
+    decisions: ['b1:tracked(1-2,1)#1', 'b2:tracked(3-4,2)#1', 'b3:reset:mixed(3-4,2)#1', 'b4:tracked(1-2,1)#2'],
     modelCalls: [5],
   },
   {
@@ -112,7 +112,7 @@ export const SCENARIOS = [
     description: 'A success of the failing tool resets the streak; the next failures start a new candidate.',
     mode: 'shadow',
     prompts: [[[MISS, MISS2], [MISS, MISS2], [MISS, MISS2], [READ_OK], [MISS, MISS2]]],
-    decisions: ['1:tracked(1-2,1)#1', '2:tracked(3-4,2)#1', '3:tracked(5-7,3+)#1', '4:reset:success(5-7,3+)#1', '5:tracked(1-2,1)#2'],
+    decisions: ['b1:tracked(1-2,1)#1', 'b2:tracked(3-4,2)#1', 'b3:tracked(5-7,3+)#1', 'b4:reset:success(5-7,3+)#1', 'b5:tracked(1-2,1)#2'],
     modelCalls: [6],
   },
   {
@@ -125,8 +125,8 @@ export const SCENARIOS = [
       [[MISS, MISS2], [MISS, MISS2], [MISS, MISS2]],
     ],
     decisions: [
-      '1:tracked(1-2,1)#1', '2:tracked(3-4,2)#1', '3:tracked(5-7,3+)#1',
-      'p2/1:tracked(1-2,1)#1', 'p2/2:tracked(3-4,2)#1', 'p2/3:tracked(5-7,3+)#1',
+      'b1:tracked(1-2,1)#1', 'b2:tracked(3-4,2)#1', 'b3:tracked(5-7,3+)#1',
+      'p2/b1:tracked(1-2,1)#1', 'p2/b2:tracked(3-4,2)#1', 'p2/b3:tracked(5-7,3+)#1',
     ],
     modelCalls: [4, 4],
   },
@@ -135,7 +135,7 @@ export const SCENARIOS = [
     description: 'In warn, the model reads the reminder and changes approach: the read succeeds, the streak resets, the run ends by itself.',
     mode: 'warn',
     prompts: [[[MISS, MISS2], [MISS, MISS2], [MISS, MISS2], [MISS, MISS2], [READ_OK]]],
-    decisions: ['1:tracked(1-2,1)#1', '2:tracked(3-4,2)#1', '3:tracked(5-7,3+)#1', '4:warned(8+,3+)#1', '5:reset:success(8+,3+)#1'],
+    decisions: ['b1:tracked(1-2,1)#1', 'b2:tracked(3-4,2)#1', 'b3:tracked(5-7,3+)#1', 'b4:warned(8+,3+)#1', 'b5:reset:success(8+,3+)#1'],
     modelCalls: [6],
     reminderAtCall: 5,
   },

@@ -25,6 +25,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { startFakeOpenAi } from './fake-openai.mjs';
 import { readmeBlock } from '../readme-block.mjs';
 import { runSelected } from '../scenario-loop.mjs';
+import { compact } from '../decisions.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..', '..');
@@ -47,7 +48,7 @@ const CAT = bash('cat missing.txt');
 const LS = { name: 'ls', args: { path: '.' } };
 const ECHO = bash('echo x >> count.txt');
 const LOOP = Array.from({ length: 6 }, () => [A, B]);
-const T = (/** @type {string} */ d) => [`1:tracked(1-2,1)#1`, `2:tracked(3-4,2)#1`, `3:tracked(5-7,3+)#1`, ...d.split(' ')];
+const T = (/** @type {string} */ d) => [`b1:tracked(1-2,1)#1`, `b2:tracked(3-4,2)#1`, `b3:tracked(5-7,3+)#1`, ...d.split(' ')];
 
 /**
  * @typedef {{ name: string, args: Record<string, unknown> }} Call
@@ -60,41 +61,41 @@ const T = (/** @type {string} */ d) => [`1:tracked(1-2,1)#1`, `2:tracked(3-4,2)#
  */
 /** @type {Scenario[]} */
 const SCENARIOS = [
-  { name: 'git-128-loop-shadow', mode: 'shadow', prompts: [LOOP], decisions: T('4:would_warn(8+,3+)#1 5:would_stop(8+,3+)#1'), requests: 7 },
-  { name: 'git-128-loop-warn', mode: 'warn', prompts: [LOOP], decisions: T('4:warned(8+,3+)#1 5:would_stop(8+,3+)#1'), requests: 7, reminderAt: 5 },
-  { name: 'git-128-loop-enforce', mode: 'enforce', prompts: [LOOP], decisions: T('4:warned(8+,3+)#1 5:stopped(8+,3+)#1'), requests: 5, reminderAt: 5 },
+  { name: 'git-128-loop-shadow', mode: 'shadow', prompts: [LOOP], decisions: T('b4:would_warn(8+,3+)#1 b5:would_stop(8+,3+)#1'), requests: 7 },
+  { name: 'git-128-loop-warn', mode: 'warn', prompts: [LOOP], decisions: T('b4:warned(8+,3+)#1 b5:would_stop(8+,3+)#1'), requests: 7, reminderAt: 5 },
+  { name: 'git-128-loop-enforce', mode: 'enforce', prompts: [LOOP], decisions: T('b4:warned(8+,3+)#1 b5:stopped(8+,3+)#1'), requests: 5, reminderAt: 5 },
   // The same, with the package installed the way pi installs packages (`pi install <path>`, its
   // package.json `pi.extensions`) instead of `-e`.
-  { name: 'git-128-loop-enforce-installed', mode: 'enforce', installed: true, prompts: [LOOP], decisions: T('4:warned(8+,3+)#1 5:stopped(8+,3+)#1'), requests: 5, reminderAt: 5 },
+  { name: 'git-128-loop-enforce-installed', mode: 'enforce', installed: true, prompts: [LOOP], decisions: T('b4:warned(8+,3+)#1 b5:stopped(8+,3+)#1'), requests: 5, reminderAt: 5 },
   // README's pi example, its `pi` lines as written (`pi install` from the clone, then one prompt
   // in enforce); the default model is the fake provider's (settings.json).
-  { name: 'readme-example', mode: 'enforce', readme: true, prompts: [LOOP], decisions: T('4:warned(8+,3+)#1 5:stopped(8+,3+)#1'), requests: 5, reminderAt: 5 },
+  { name: 'readme-example', mode: 'enforce', readme: true, prompts: [LOOP], decisions: T('b4:warned(8+,3+)#1 b5:stopped(8+,3+)#1'), requests: 5, reminderAt: 5 },
   {
     name: 'parallel-mixed-shadow',
     mode: 'shadow',
     prompts: [[[A, B, LS], [A, LS, B], [A, CAT], [A, B]]],
-    decisions: ['1:tracked(1-2,1)#1', '2:tracked(3-4,2)#1', '3:reset:mixed(3-4,2)#1', '4:tracked(1-2,1)#2'],
+    decisions: ['b1:tracked(1-2,1)#1', 'b2:tracked(3-4,2)#1', 'b3:reset:mixed(3-4,2)#1', 'b4:tracked(1-2,1)#2'],
     requests: 5,
   },
   {
     name: 'success-resets-shadow',
     mode: 'shadow',
     prompts: [[[A, B], [A, B], [A, B], [OK], [A, B]]],
-    decisions: T('4:reset:success(5-7,3+)#1 5:tracked(1-2,1)#2'),
+    decisions: T('b4:reset:success(5-7,3+)#1 b5:tracked(1-2,1)#2'),
     requests: 6,
   },
   {
     name: 'new-prompt-resets-warn',
     mode: 'warn',
     prompts: [[[A, B], [A, B], [A, B]], [[A, B], [A, B], [A, B]]],
-    decisions: T('p2/1:tracked(1-2,1)#1 p2/2:tracked(3-4,2)#1 p2/3:tracked(5-7,3+)#1'),
+    decisions: T('p2/b1:tracked(1-2,1)#1 p2/b2:tracked(3-4,2)#1 p2/b3:tracked(5-7,3+)#1'),
     requests: 8,
   },
   {
     name: 'warn-recovers',
     mode: 'warn',
     prompts: [[[A, B], [A, B], [A, B], [A, B], [OK]]],
-    decisions: T('4:warned(8+,3+)#1 5:reset:success(8+,3+)#1'),
+    decisions: T('b4:warned(8+,3+)#1 b5:reset:success(8+,3+)#1'),
     requests: 6,
     reminderAt: 5,
   },
@@ -187,8 +188,7 @@ async function runScenario(/** @type {Scenario} */ s) {
       continue;
     }
     if (!prompts.has(l.promptId)) prompts.set(l.promptId, prompts.size + 1);
-    const p = /** @type {number} */ (prompts.get(l.promptId));
-    decisions.push(`${p > 1 ? `p${p}/` : ''}${l.batch}:${l.decision}${l.resetReason ? `:${l.resetReason}` : ''}(${l.failureCountBucket},${l.batchCountBucket})#${l.candidateOrdinal}`);
+    decisions.push(compact({ ...l, prompt: prompts.get(l.promptId) }));
   }
   if (JSON.stringify(decisions) !== JSON.stringify(s.decisions)) problems.push(`decisions ${JSON.stringify(decisions)}, expected ${JSON.stringify(s.decisions)}`);
   if (s.repetition !== undefined) {
