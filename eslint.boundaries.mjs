@@ -1,9 +1,11 @@
 // Import boundaries of src/: arrows run one way,
 //   cli → hooks → replay/serve/report → otlp → otel → profiles → engine → core,
-// and nothing imports cli. Each room lists the rooms it may NOT import (relative specifiers,
-// resolved by how many `../` reach src/). `test/lint-boundaries.test.ts` proves the rule fires.
+// and nothing imports cli. hosts (in-process host adapters: the AI SDK, pi) sits beside cli: it
+// drives otel's guard and may format decisions with report/text; nothing below imports it. Each room
+// lists the rooms it may NOT import (relative specifiers, resolved by how many `../` reach src/).
+// `test/lint-boundaries.test.ts` proves the rule fires.
 
-const ROOMS = ['core', 'engine', 'profiles', 'otel', 'otlp', 'replay', 'serve', 'report', 'hooks', 'cli'];
+const ROOMS = ['core', 'engine', 'profiles', 'otel', 'otlp', 'replay', 'serve', 'report', 'hooks', 'cli', 'hosts'];
 
 /** A regex matching a relative import, from a file `depth` folders below src/, of one of `rooms`. */
 function roomImport(depth, rooms) {
@@ -37,21 +39,22 @@ const NO_SDK = [{ group: ['@opentelemetry/*'], message: 'src/engine is SDK-free:
 
 export const boundaries = [
   ...forbid('core', ROOMS.filter((r) => r !== 'core'), NO_OTEL_NO_NODE),
-  ...forbid('engine', ['profiles', 'otel', 'otlp', 'replay', 'serve', 'report', 'hooks', 'cli'], NO_SDK),
-  ...forbid('profiles', ['otel', 'otlp', 'replay', 'serve', 'report', 'hooks', 'cli']),
-  ...forbid('otel', ['otlp', 'replay', 'serve', 'report', 'hooks', 'cli']),
-  ...forbid('otlp', ['replay', 'serve', 'report', 'hooks', 'cli']),
-  ...forbid('replay', ['serve', 'report', 'hooks', 'cli']),
-  ...forbid('report', ['serve', 'hooks', 'cli']),
-  ...forbid('serve', ['hooks', 'cli']),
-  ...forbid('hooks', ['cli']),
+  ...forbid('engine', ['profiles', 'otel', 'otlp', 'replay', 'serve', 'report', 'hooks', 'cli', 'hosts'], NO_SDK),
+  ...forbid('profiles', ['otel', 'otlp', 'replay', 'serve', 'report', 'hooks', 'cli', 'hosts']),
+  ...forbid('otel', ['otlp', 'replay', 'serve', 'report', 'hooks', 'cli', 'hosts']),
+  ...forbid('otlp', ['replay', 'serve', 'report', 'hooks', 'cli', 'hosts']),
+  ...forbid('replay', ['serve', 'report', 'hooks', 'cli', 'hosts']),
+  ...forbid('report', ['serve', 'hooks', 'cli', 'hosts']),
+  ...forbid('serve', ['hooks', 'cli', 'hosts']),
+  ...forbid('hooks', ['cli', 'hosts']),
+  ...forbid('hosts', ['otlp', 'replay', 'serve', 'hooks', 'cli']),
   {
     // The package entries: the root and ./core load no out-of-process code.
     files: ['src/index.ts', 'src/core.ts'],
     rules: {
       'no-restricted-imports': [
         'error',
-        { patterns: [{ regex: '^\\./(otlp|replay|serve|report|hooks|cli)(/|\\.js$)', message: 'the root entry loads no replay, serve, report, hook or CLI code' }] },
+        { patterns: [{ regex: '^\\./(otlp|replay|serve|report|hooks|cli|hosts)(/|\\.js$)', message: 'the root entry loads no replay, serve, report, hook, CLI or host-adapter code' }] },
       ],
     },
   },

@@ -57,6 +57,13 @@ describe('package entries (dist, built by pretest)', () => {
     expect(packages.has('protobufjs')).toBe(false);
   });
 
+  it.each(['ai-sdk.js', 'pi.js'])('%s (an in-process host adapter) reaches no replay, serve, OTLP or CLI module', (entry) => {
+    const { files, packages } = reach(entry);
+    expect([...files].filter((f) => /^(replay|serve|otlp|cli)\//.test(f) || /^(replay|serve)\.js$/.test(f))).toEqual([]);
+    expect(files.has('otel/repeated-tool-failure-guard.js')).toBe(true);
+    expect(packages.has('protobufjs')).toBe(false);
+  });
+
   it('./replay and ./serve are separate entries', () => {
     expect(reach('replay.js').files.has('replay/replay.js')).toBe(true);
     expect(reach('serve.js').files.has('serve/guard-server.js')).toBe(true);

@@ -14,6 +14,7 @@ import { batchSpanReads } from './batch-span/batch-span-profile.js';
 import { QWEN_CODE_READS } from './qwen-code/reads.js';
 import type { BatchSpanProfileOptions } from './batch-span/batch-span-profile.js';
 import { GenAiProfile } from './genai/genai-profile.js';
+import { AI_SDK_DIALECT, AI_SDK_READS, looksLikeAiSdk } from './ai-sdk/ai-sdk-dialect.js';
 import { GENAI_ERROR_TYPES } from './genai/error-types.js';
 import { looksLikeGenAi } from './genai/detect.js';
 import { QwenCodeProfile } from './qwen-code/qwen-code-profile.js';
@@ -73,7 +74,9 @@ export interface WireProfileDefinition {
  * - `gemini-cli`: gemini-cli 0.61.0's logs, batches by the `schedule_tool_calls` span on each
  *   `tool_call` log (docs/gemini-cli.md);
  * - `genai`: any agent that follows the OpenTelemetry GenAI semantic conventions (`invoke_agent`,
- *   model-call and `execute_tool` spans; docs/genai.md).
+ *   model-call and `execute_tool` spans; docs/genai.md); AI SDK 7 with `@ai-sdk/otel` among them;
+ * - `ai-sdk`: the Vercel AI SDK's own `ai.*` spans (AI SDK 6, `LegacyOpenTelemetry`, opencode),
+ *   read by the `genai` profile's rules under the SDK's names (docs/ai-sdk.md).
  */
 export const WIRE_PROFILES = {
   'qwen-code': {
@@ -126,6 +129,15 @@ export const WIRE_PROFILES = {
     executionErrorTypes: GENAI_ERROR_TYPES,
     create: (engine, repetition) => new GenAiProfile(engine, repetition),
   },
+  'ai-sdk': {
+    defaultNamespace: 'agent',
+    terminalRecord: { description: 'ended `ai.toolCall` spans', signal: 'traces' },
+    detect: looksLikeAiSdk,
+    // The same raw types (an error's `name`) as the GenAI conventions' exception events.
+    executionErrorTypes: GENAI_ERROR_TYPES,
+    reads: () => AI_SDK_READS,
+    create: (engine, repetition) => new GenAiProfile(engine, repetition, AI_SDK_DIALECT),
+  },
 } as const satisfies Readonly<Record<string, WireProfileDefinition>>;
 
 /** Name of a built-in wire profile. */
@@ -142,7 +154,7 @@ export function isWireProfileName(name: unknown): name is WireProfileName {
  * own profiles before `genai`: qwen-code's own spans carry GenAI attributes).
  */
 export function detectWireProfiles(sample: TelemetrySample): WireProfileName[] {
-  const order: readonly WireProfileName[] = ['batch-span', 'qwen-code', 'claude-code', 'gemini-cli', 'genai'];
+  const order: readonly WireProfileName[] = ['batch-span', 'qwen-code', 'claude-code', 'gemini-cli', 'ai-sdk', 'genai'];
   const found = order.filter((name) => WIRE_PROFILES[name].detect(sample));
   for (const name of Object.keys(WIRE_PROFILES) as WireProfileName[]) {
     if (!found.includes(name) && WIRE_PROFILES[name].detect(sample)) found.push(name);

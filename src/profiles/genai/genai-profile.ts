@@ -39,6 +39,7 @@ import {
   ATTR_PYDANTIC_AI_TOOL_FAILURE_STAGE,
   ATTR_STRANDS_CANCELLATION_TYPE,
   EVENT_EXCEPTION,
+  GEN_AI_OPERATION_NAME_VALUE_AGENT_STEP,
   GEN_AI_OPERATION_NAME_VALUE_CHAT,
   GEN_AI_OPERATION_NAME_VALUE_EXECUTE_TOOL,
   GEN_AI_OPERATION_NAME_VALUE_GENERATE_CONTENT,
@@ -49,8 +50,8 @@ import {
   STATUS_CODE_ERROR,
 } from './semconv.js';
 
-/** Operations the profile acts on. */
-export type GenAiOperation = 'invoke_agent' | 'model_call' | 'execute_tool';
+/** Operations the profile acts on (`agent_step`: one step of a run, an explicit batch). */
+export type GenAiOperation = 'invoke_agent' | 'agent_step' | 'model_call' | 'execute_tool';
 
 const MODEL_CALL_OPERATIONS: ReadonlySet<string> = new Set([
   GEN_AI_OPERATION_NAME_VALUE_CHAT,
@@ -74,8 +75,36 @@ export function genAiOperation(span: Pick<SpanView, 'name' | 'attributes'>): Gen
   if (op === GEN_AI_OPERATION_NAME_VALUE_INVOKE_AGENT) return 'invoke_agent';
   if (op === GEN_AI_OPERATION_NAME_VALUE_EXECUTE_TOOL) return 'execute_tool';
   if (MODEL_CALL_OPERATIONS.has(op)) return 'model_call';
+  if (op === GEN_AI_OPERATION_NAME_VALUE_AGENT_STEP) return 'agent_step';
   return undefined;
 }
+
+/**
+ * Where a dialect of the conventions puts what the profile reads. The GenAI conventions are
+ * {@link GENAI_DIALECT}; a producer with its own names for the same tree (the Vercel AI SDK's
+ * `ai.*` spans) is another dialect of the same profile, so the run, batch and call rules are one.
+ */
+export interface GenAiDialect {
+  /** The operation a span stands for; `undefined` for any other span. */
+  operation(span: Pick<SpanView, 'name' | 'attributes'>): GenAiOperation | undefined;
+  /** Attribute key of the policy tool name on a tool-call span. */
+  readonly toolName: string;
+  /** Attribute key of the provider call id on a tool-call span. */
+  readonly toolCallId: string;
+  /** Attribute key of the call's arguments as JSON text (hashed by the breaker, never kept). */
+  readonly toolArguments: string;
+  /** Attribute key of the session (conversation) id, when the dialect has one. */
+  readonly conversationId: string | undefined;
+}
+
+/** The OpenTelemetry GenAI conventions (latest experimental and v1.36-and-earlier names). */
+export const GENAI_DIALECT: GenAiDialect = {
+  operation: genAiOperation,
+  toolName: ATTR_GEN_AI_TOOL_NAME,
+  toolCallId: ATTR_GEN_AI_TOOL_CALL_ID,
+  toolArguments: ATTR_GEN_AI_TOOL_CALL_ARGUMENTS,
+  conversationId: ATTR_GEN_AI_CONVERSATION_ID,
+};
 
 /**
  * The prompt id the `genai` profile gives an agent run: `<traceId>:<spanId>` of its `invoke_agent`
@@ -101,6 +130,8 @@ interface SpanInfo {
   readonly call: string | undefined;
   /** The span is inside a tool call or a sub-agent: nothing under it is the run's own. */
   readonly nested: boolean;
+  /** The span is one step of the run (`agent_step`): its tool calls are one explicit batch. */
+  readonly step: boolean;
 }
 
 function lastSegment(t: string): string {
@@ -125,9 +156,9 @@ function rawErrorType(span: SpanView): string | undefined {
  * The call facts of an ended `execute_tool` span (see the module comment for the rules).
  * Exported for the table-driven profile test.
  */
-export function toolOutcome(span: SpanView): CallFacts {
+export function toolOutcome(span: SpanView, toolNameKey: string = ATTR_GEN_AI_TOOL_NAME): CallFacts {
   const a = span.attributes;
-  const toolName = nonEmptyString(a[ATTR_GEN_AI_TOOL_NAME]);
+  const toolName = nonEmptyString(a[toolNameKey]);
   const raw = rawErrorType(span);
   if (nonEmptyString(a[ATTR_STRANDS_CANCELLATION_TYPE]) !== undefined || (raw !== undefined && CANCELLATION_TYPES.has(lastSegment(raw.trim())))) {
     return { toolName, terminalStatus: 'cancelled', spanExecutionStatus: 'cancelled' };
@@ -148,19 +179,23 @@ export class GenAiProfile implements WireProfile {
   readonly name = 'genai';
   private readonly _engine: FailureEngine;
   private readonly _repetition: RepetitionEngine | undefined;
+  private readonly _dialect: GenAiDialect;
   private readonly _spans = new BoundedMap<string, SpanInfo>(MAX_OPEN_SPANS);
 
   /**
    * @param engine - the failure guard's engine
    * @param repetition - the identical-call breaker, fed from `gen_ai.tool.call.arguments` when present
+   * @param dialect - where the producer puts what the profile reads; default the GenAI conventions
    */
-  constructor(engine: FailureEngine, repetition?: RepetitionEngine) {
+  constructor(engine: FailureEngine, repetition?: RepetitionEngine, dialect: GenAiDialect = GENAI_DIALECT) {
     this._engine = engine;
     this._repetition = repetition;
+    this._dialect = dialect;
   }
 
   onSpanStart(span: SpanView): void {
-    const op = genAiOperation(span);
+    const d = this._dialect;
+    const op = d.operation(span);
     const ctx = span.spanContext();
     const parentId = span.parentSpanContext?.spanId;
     const parent = parentId === undefined ? undefined : this._info(parentId);
@@ -170,39 +205,44 @@ export class GenAiProfile implements WireProfile {
     let info: SpanInfo;
     if (op === 'invoke_agent' && !inside && (parent === undefined || parent.fallback)) {
       // A top-level agent run (possibly under a non-agent root span, which it then replaces).
-      info = { run: promptId, fallback: false, runSpan: true, call: undefined, nested: false };
+      info = { run: promptId, fallback: false, runSpan: true, call: undefined, nested: false, step: false };
       this._engine.observePrompt(promptId, {
         foreground: true,
         route: 'agent_run',
         traceId: ctx.traceId,
-        sessionId: nonEmptyString(span.attributes[ATTR_GEN_AI_CONVERSATION_ID]),
+        sessionId: d.conversationId === undefined ? undefined : nonEmptyString(span.attributes[d.conversationId]),
       });
     } else if (parent === undefined) {
       // A root span (or one whose parent was never seen): the run when no agent span comes.
-      info = { run: promptId, fallback: true, runSpan: true, call: undefined, nested: false };
+      info = { run: promptId, fallback: true, runSpan: true, call: undefined, nested: false, step: false };
     } else if (inside || op === 'invoke_agent') {
       // Inside a tool call, or a sub-agent run inside this run.
-      info = { run: parent.run, fallback: parent.fallback, runSpan: false, call: undefined, nested: true };
+      info = { run: parent.run, fallback: parent.fallback, runSpan: false, call: undefined, nested: true, step: false };
     } else {
-      info = { run: parent.run, fallback: parent.fallback, runSpan: false, call: undefined, nested: false };
+      info = { run: parent.run, fallback: parent.fallback, runSpan: false, call: undefined, nested: false, step: op === 'agent_step' };
     }
     const run = info.run;
-    if (run !== undefined && !info.nested && (op === 'model_call' || op === 'execute_tool')) {
+    if (run !== undefined && !info.nested && op !== undefined && op !== 'invoke_agent') {
       if (info.fallback) {
         // No agent span: the root span is the run; the session comes from the first record carrying one.
-        const sessionId = nonEmptyString(span.attributes[ATTR_GEN_AI_CONVERSATION_ID]);
+        const sessionId = d.conversationId === undefined ? undefined : nonEmptyString(span.attributes[d.conversationId]);
         this._engine.observePrompt(run, { sessionId, traceId: ctx.traceId, route: 'agent_run' });
       }
-      if (op === 'model_call') {
-        this._engine.boundary(run);
-      } else if (op === 'execute_tool') {
-        const callId = nonEmptyString(span.attributes[ATTR_GEN_AI_TOOL_CALL_ID]) ?? ctx.spanId;
+      if (op === 'agent_step') {
+        // A step span parents the step's model call and tool calls: the batch is explicit and
+        // closes when the step ends, once every call in it has ended.
+        this._engine.openBatch(run, hrTimeToMillis(span.startTime));
+      } else if (op === 'model_call') {
+        // Inside a step the step span is the boundary.
+        if (parent?.step !== true) this._engine.boundary(run);
+      } else {
+        const callId = nonEmptyString(span.attributes[d.toolCallId]) ?? ctx.spanId;
         info = { ...info, call: callId };
         this._engine.updateCall({
           promptId: run,
           callId,
           opened: 'tool',
-          facts: { toolName: nonEmptyString(span.attributes[ATTR_GEN_AI_TOOL_NAME]) },
+          facts: { toolName: nonEmptyString(span.attributes[d.toolName]) },
           timeMillis: hrTimeToMillis(span.startTime),
         });
       }
@@ -216,8 +256,10 @@ export class GenAiProfile implements WireProfile {
     if (info === undefined) return;
     this._spans.delete(spanId);
     if (info.run === undefined) return;
+    const d = this._dialect;
+    if (info.step) this._engine.closeBatch(info.run);
     if (info.call !== undefined) {
-      const facts = toolOutcome(span);
+      const facts = toolOutcome(span, d.toolName);
       this._engine.updateCall({
         promptId: info.run,
         callId: info.call,
@@ -226,11 +268,11 @@ export class GenAiProfile implements WireProfile {
         facts,
         timeMillis: hrTimeToMillis(span.endTime),
       });
-      const args = span.attributes[ATTR_GEN_AI_TOOL_CALL_ARGUMENTS];
+      const args = span.attributes[d.toolArguments];
       if (this._repetition !== undefined && typeof args === 'string' && facts.toolName !== undefined) {
         // Hashed by the breaker and dropped at once; never stored or emitted.
         this._repetition.observeCall({
-          sessionId: nonEmptyString(span.attributes[ATTR_GEN_AI_CONVERSATION_ID]),
+          sessionId: d.conversationId === undefined ? undefined : nonEmptyString(span.attributes[d.conversationId]),
           promptId: info.run,
           callId: info.call,
           toolName: facts.toolName,

@@ -33,6 +33,13 @@ export const ATTR_GEN_AI_TOOL_CALL_ID = 'gen_ai.tool.call.id' satisfies typeof i
 export const ATTR_GEN_AI_TOOL_NAME = 'gen_ai.tool.name' satisfies typeof incubating.ATTR_GEN_AI_TOOL_NAME;
 /** `gen_ai.tool.type` (incubating): `function`, `extension`, `datastore`. Not read yet. */
 export const ATTR_GEN_AI_TOOL_TYPE = 'gen_ai.tool.type' satisfies typeof incubating.ATTR_GEN_AI_TOOL_TYPE;
+/**
+ * Operation `agent_step` (not in `@opentelemetry/semantic-conventions` 1.45): one step of an agent
+ * run, parenting the step's model call and tool calls.
+ *
+ * @experimental Source: `@ai-sdk/otel` 1.0.173 `open-telemetry.ts` (`onStepStart`: span `step N`).
+ */
+export const GEN_AI_OPERATION_NAME_VALUE_AGENT_STEP = 'agent_step';
 /** Operation `chat` (incubating): a model call. */
 export const GEN_AI_OPERATION_NAME_VALUE_CHAT = 'chat' satisfies typeof incubating.GEN_AI_OPERATION_NAME_VALUE_CHAT;
 /** Operation `execute_tool` (incubating): a tool call. */
