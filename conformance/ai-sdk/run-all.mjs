@@ -44,7 +44,7 @@ const aiTest = await load('ai/dist/test/index.mjs').catch(() => load('ai/dist/te
 const { z } = await load('zod/index.js');
 const { createAiSdkGuard } = await import(pathToFileURL(join(root, 'dist', 'ai-sdk.js')).href);
 const { createRepeatedToolFailureGuard, REPEATED_TOOL_FAILURE_REMINDER, REPETITION_WARNING_TEXT } = await import(pathToFileURL(join(root, 'dist', 'index.js')).href);
-const { BasicTracerProvider } = await import('@opentelemetry/sdk-trace-base');
+const { TracerProvider } = await import('@opentelemetry/sdk-trace');
 const { AsyncLocalStorageContextManager } = await import('@opentelemetry/context-async-hooks');
 // Parent spans reach their children through the active context, as under NodeSDK: a context
 // manager registered through the SDK's own copy of the API.
@@ -55,7 +55,7 @@ const v7 = Number(aiVersion.split('.')[0]) >= 7;
 
 /** The telemetry side: one tracer whose spans go to the current scenario's shadow guard. */
 const telemetryGuard = { current: /** @type {any} */ (undefined) };
-const provider = new BasicTracerProvider({
+const provider = new TracerProvider({
   spanProcessors: [
     {
       onStart: (/** @type {any} */ span, /** @type {any} */ ctx) => telemetryGuard.current?.spanProcessor.onStart(span, ctx),
