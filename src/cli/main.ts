@@ -78,7 +78,12 @@ program
     'Receive OTLP/HTTP (JSON or protobuf; identity, gzip or deflate) from a running agent on /v1/traces and /v1/logs (and OTLP/gRPC with --grpc-port), run the guard in shadow, and export its counters, diagnostic logs and loop events over OTLP/HTTP (or print them).',
   )
   .addOption(new Option('--port <port>', 'port to listen on').argParser(portArg).default(4318))
-  .option('--host <host>', 'address to bind', '127.0.0.1')
+  .option('--host <host>', 'address to bind; any but a loopback address needs --bearer-token-file or --tls-client-ca-file (or --allow-unauthenticated)', '127.0.0.1')
+  .option('--bearer-token-file <file>', 'every request must carry "Authorization: Bearer <the token in this file>" (gRPC: authorization metadata); 401 / UNAUTHENTICATED otherwise')
+  .option('--tls-cert-file <file>', 'serve HTTPS and gRPC over TLS with this PEM certificate chain (with --tls-key-file)')
+  .option('--tls-key-file <file>', 'the PEM private key of --tls-cert-file')
+  .option('--tls-client-ca-file <file>', 'require client certificates signed by these PEM CAs (mutual TLS; needs --tls-cert-file)')
+  .option('--allow-unauthenticated', 'listen on a non-loopback address without a token or client certificates (the network in front authenticates)', false)
   .option('--export-endpoint <url>', 'OTLP/HTTP base URL to export the guard telemetry to (…/v1/logs, …/v1/metrics); printed to stdout when absent')
   .addOption(new Option('--grace-millis <ms>', 'how long records are held to reorder the span and log streams before a batch is judged').argParser(positiveInt).default(10_000))
   .addOption(new Option('--max-body-bytes <n>', 'largest accepted request body, after decompression (413 beyond)').argParser(positiveInt).default(16 * 1024 * 1024))
@@ -111,6 +116,11 @@ program
       grpcPort?: number;
       instanceId?: string;
       newPromptsOnly: boolean;
+      bearerTokenFile?: string;
+      tlsCertFile?: string;
+      tlsKeyFile?: string;
+      tlsClientCaFile?: string;
+      allowUnauthenticated: boolean;
     }) => {
       const { runServe } = await import('./commands/serve.js');
       await runServe(opts, io);

@@ -28,6 +28,8 @@ import type { RecordBatch } from '../otlp/records.js';
 import type { OtlpGrpcReceiver } from './otlp-grpc-receiver.js';
 import { ExportWatch } from './export-watch.js';
 import { ListenError } from './listen-error.js';
+import { exposureRefusal } from './receiver-auth.js';
+import type { ReceiverAuth, ReceiverTls } from './receiver-auth.js';
 import { loadOtlpHttpExporters } from './otlp-http-exporters.js';
 import { startOtlpHttpReceiver } from './otlp-http-receiver.js';
 import type { OtlpHttpReceiver } from './otlp-http-receiver.js';
@@ -42,8 +44,22 @@ import type { TimedRecord } from './reorder-buffer.js';
 
 /** Options of {@link startGuardServer}. */
 export interface GuardServerOptions {
-  /** @defaultValue `'127.0.0.1'` */
+  /**
+   * Address of both receivers. Any address other than a loopback one (`127.0.0.0/8`, `::1`,
+   * `localhost`) needs {@link GuardServerOptions.bearerToken} or client certificates
+   * (`tls.clientCa`), or {@link GuardServerOptions.allowUnauthenticated}: otherwise
+   * {@link startGuardServer} rejects. @defaultValue `'127.0.0.1'`
+   */
   readonly host?: string;
+  /** TLS of both receivers (PEM; `clientCa` asks every client for a certificate it signed). @defaultValue none (plain HTTP and gRPC) */
+  readonly tls?: ReceiverTls;
+  /**
+   * Every request must carry `Authorization: Bearer <token>` (gRPC: `authorization` metadata);
+   * others get `401` / `UNAUTHENTICATED` before their body is read. @defaultValue none
+   */
+  readonly bearerToken?: string;
+  /** Listen on a non-loopback address without a token or client certificates. @defaultValue `false` */
+  readonly allowUnauthenticated?: boolean;
   /** `0` picks a free port. @defaultValue `4318` */
   readonly port?: number;
   /**
@@ -396,6 +412,13 @@ export async function startGuardServer(options: GuardServerOptions = {}): Promis
   // Keep only what the profile reads; the rest is dropped on arrival.
   const ingest = (received: RecordBatch): void => hold(projection.project(received));
   const host = options.host ?? '127.0.0.1';
+  const auth: ReceiverAuth = { tls: options.tls, bearerToken: options.bearerToken };
+  const exposed = exposureRefusal(host, auth, options.allowUnauthenticated === true);
+  if (exposed !== undefined) {
+    await guard.shutdown();
+    await Promise.all([meterProvider.shutdown(), loggerProvider.shutdown()]);
+    throw new Error(exposed);
+  }
   const httpPort = options.port ?? 4318;
   let receiver: OtlpHttpReceiver;
   try {
@@ -407,6 +430,7 @@ export async function startGuardServer(options: GuardServerOptions = {}): Promis
       projection,
       onRecords: hold,
       onRejected: (r) => rejections.note(r.signal, r.status, r.message),
+      auth,
     });
   } catch (err) {
     await guard.shutdown();
@@ -425,6 +449,7 @@ export async function startGuardServer(options: GuardServerOptions = {}): Promis
         projection,
         onRecords: hold,
         onRejected: (r) => rejections.note(r.signal, r.status, r.message, r.grpcCode),
+        auth,
       });
     } catch (err) {
       await receiver.close();

@@ -6,12 +6,14 @@
  *
  * Loaded only by `serve` when it is given a gRPC port, so nothing else pulls `@grpc/grpc-js` in.
  */
-import { Server, ServerCredentials, status } from '@grpc/grpc-js';
-import type { ServerUnaryCall, ServiceDefinition, sendUnaryData, UntypedServiceImplementation } from '@grpc/grpc-js';
+import { Server, ServerCredentials, ServerInterceptingCall, status } from '@grpc/grpc-js';
+import type { ServerInterceptor, ServerUnaryCall, ServiceDefinition, sendUnaryData, UntypedServiceImplementation } from '@grpc/grpc-js';
 import type { OtlpSignal } from '../otlp/otlp.js';
 import type { RecordBatch } from '../otlp/records.js';
 import { IngestBudget } from './ingest-budget.js';
 import { RecordProjection } from './projection.js';
+import { bearerChecker } from './receiver-auth.js';
+import type { ReceiverAuth } from './receiver-auth.js';
 
 /** Options of {@link startOtlpGrpcReceiver}. */
 export interface OtlpGrpcReceiverOptions {
@@ -43,6 +45,12 @@ export interface OtlpGrpcReceiverOptions {
    * message that quotes no input.
    */
   readonly onRejected?: (rejection: { readonly signal: OtlpSignal; readonly status: number; readonly message: string; readonly grpcCode: number }) => void;
+  /**
+   * TLS (with client certificates when `tls.clientCa` is set) and a bearer token every call must
+   * carry in its `authorization` metadata (`UNAUTHENTICATED` without it, checked on the call's
+   * metadata, before its message is read). @defaultValue none
+   */
+  readonly auth?: ReceiverAuth;
 }
 
 /** A running receiver. */
@@ -131,8 +139,32 @@ function serviceDefinition(name: string): ServiceDefinition {
 export function startOtlpGrpcReceiver(options: OtlpGrpcReceiverOptions): Promise<OtlpGrpcReceiver> {
   const budget = options.budget ?? new IngestBudget();
   const projection = options.projection ?? new RecordProjection(undefined);
+  const token = options.auth?.bearerToken;
+  const authorized = token === undefined || token === '' ? undefined : bearerChecker(token);
+  const signalOf = (path: string): OtlpSignal => SERVICES.find((sv) => path.startsWith(`/${sv.name}/`))?.signal ?? 'traces';
+  // The token is checked on the call's metadata: a call without it is answered before its message is read.
+  const authInterceptor: ServerInterceptor = (method, call) =>
+    new ServerInterceptingCall(call, {
+      start: (next) =>
+        next({
+          onReceiveMetadata: (metadata, nextMetadata) => {
+            const value = metadata.get('authorization')[0];
+            if (authorized?.(typeof value === 'string' ? value : undefined) === true) {
+              nextMetadata(metadata);
+              return;
+            }
+            call.sendStatus({ code: status.UNAUTHENTICATED, details: 'missing or invalid bearer token' });
+            try {
+              options.onRejected?.({ signal: signalOf(method.path), status: 401, message: 'missing or invalid bearer token', grpcCode: status.UNAUTHENTICATED });
+            } catch {
+              // a logging hook never breaks the receiver
+            }
+          },
+        }),
+    });
   const server = new Server({
     'grpc.max_receive_message_length': options.maxMessageBytes,
+    ...(authorized === undefined ? {} : { interceptors: [authInterceptor] }),
   });
   const refuse = (signal: OtlpSignal, e: CallError, callback: sendUnaryData<Buffer>): void => {
     callback({ code: e.code, details: e.message });
@@ -170,7 +202,16 @@ export function startOtlpGrpcReceiver(options: OtlpGrpcReceiverOptions): Promise
   }
   const host = options.host.includes(':') && !options.host.startsWith('[') ? `[${options.host}]` : options.host;
   return new Promise((resolve, reject) => {
-    server.bindAsync(`${host}:${options.port}`, ServerCredentials.createInsecure(), (err, port) => {
+    const tls = options.auth?.tls;
+    const credentials =
+      tls === undefined
+        ? ServerCredentials.createInsecure()
+        : ServerCredentials.createSsl(
+            tls.clientCa === undefined ? null : Buffer.from(tls.clientCa),
+            [{ private_key: Buffer.from(tls.key), cert_chain: Buffer.from(tls.cert) }],
+            tls.clientCa !== undefined,
+          );
+    server.bindAsync(`${host}:${options.port}`, credentials, (err, port) => {
       if (err !== null) {
         server.forceShutdown();
         reject(err);

@@ -11,6 +11,7 @@
  */
 import { createServer } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
 import { gunzip, inflate } from 'node:zlib';
 import { promisify } from 'node:util';
 import { isOtlpRequest, otlpRequestToRecords } from '../otlp/otlp.js';
@@ -19,6 +20,8 @@ import type { RecordBatch } from '../otlp/records.js';
 import { IngestBudget } from './ingest-budget.js';
 import type { IngestRefusal, IngestTicket } from './ingest-budget.js';
 import { RecordProjection } from './projection.js';
+import { bearerChecker } from './receiver-auth.js';
+import type { ReceiverAuth } from './receiver-auth.js';
 
 const gunzipAsync = promisify(gunzip);
 const inflateAsync = promisify(inflate);
@@ -49,11 +52,16 @@ export interface OtlpHttpReceiverOptions {
   readonly budget?: IngestBudget;
   /** Called for every refused request (4xx, 5xx). */
   readonly onRejected?: (rejected: RejectedRequest) => void;
+  /**
+   * TLS (HTTPS, with client certificates when `tls.clientCa` is set) and a bearer token every
+   * request must carry (`401` without it, before anything else is checked). @defaultValue none
+   */
+  readonly auth?: ReceiverAuth;
 }
 
 /** A running receiver. */
 export interface OtlpHttpReceiver {
-  /** `http://host:port` */
+  /** `http://host:port`, or `https://host:port` with TLS */
   readonly url: string;
   readonly server: Server;
   close(): Promise<void>;
@@ -82,6 +90,7 @@ const PATHS: Readonly<Record<string, OtlpSignal>> = {
 /** gRPC status codes for the `google.rpc.Status` error body (OTLP/HTTP spec: "Failures"). */
 const GRPC_CODE: Readonly<Record<number, number>> = {
   400: 3, // INVALID_ARGUMENT
+  401: 16, // UNAUTHENTICATED
   404: 5, // NOT_FOUND
   405: 12, // UNIMPLEMENTED
   413: 8, // RESOURCE_EXHAUSTED
@@ -214,6 +223,7 @@ function reply(res: ServerResponse, status: number, kind: BodyKind | undefined, 
     body = status === 200 ? '{}' : JSON.stringify({ code: GRPC_CODE[status] ?? 2, message });
   }
   if (retryAfterSeconds !== undefined) headers['retry-after'] = String(retryAfterSeconds);
+  if (status === 401) headers['www-authenticate'] = 'Bearer';
   res.writeHead(status, headers);
   res.end(body);
 }
@@ -259,9 +269,12 @@ export function startOtlpHttpReceiver(options: OtlpHttpReceiverOptions): Promise
   const budget = options.budget ?? new IngestBudget();
   const projection = options.projection ?? new RecordProjection(undefined);
   const max = options.maxBodyBytes;
+  const token = options.auth?.bearerToken;
+  const authorized = token === undefined || token === '' ? undefined : bearerChecker(token);
 
   /** The checks the headers decide; throws the refusal. */
   const checkHeaders = (req: IncomingMessage): { signal: OtlpSignal; kind: BodyKind; encoding: Encoding; declared: number } => {
+    if (authorized !== undefined && !authorized(req.headers.authorization)) throw new HttpError(401, 'missing or invalid bearer token');
     const path = (req.url ?? '').split('?')[0] ?? '';
     const signal = PATHS[path];
     if (signal === undefined) throw new HttpError(404, 'unknown path; use /v1/traces, /v1/logs or /v1/metrics');
@@ -309,9 +322,17 @@ export function startOtlpHttpReceiver(options: OtlpHttpReceiverOptions): Promise
     }
   };
 
-  const server = createServer((req, res) => {
+  const onRequest = (req: IncomingMessage, res: ServerResponse): void => {
     handle(req, res).catch((err: unknown) => refuse(req, res, err));
-  });
+  };
+  const tls = options.auth?.tls;
+  const server: Server =
+    tls === undefined
+      ? createServer(onRequest)
+      : createTlsServer(
+          { cert: tls.cert, key: tls.key, ...(tls.clientCa === undefined ? {} : { ca: tls.clientCa, requestCert: true, rejectUnauthorized: true }) },
+          onRequest,
+        );
   // `Expect: 100-continue` (curl, large bodies): refuse before the client sends the body at all.
   server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
     try {
@@ -334,7 +355,7 @@ export function startOtlpHttpReceiver(options: OtlpHttpReceiverOptions): Promise
       const port = typeof addr === 'object' && addr !== null ? addr.port : options.port;
       const host = options.host.includes(':') ? `[${options.host}]` : options.host;
       resolve({
-        url: `http://${host}:${port}`,
+        url: `${tls === undefined ? 'http' : 'https'}://${host}:${port}`,
         server,
         close: () =>
           new Promise<void>((done) => {

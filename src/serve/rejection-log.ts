@@ -23,6 +23,7 @@ const GRPC_CODE_NAMES: Readonly<Record<number, string>> = {
   12: 'UNIMPLEMENTED',
   13: 'INTERNAL',
   14: 'UNAVAILABLE',
+  16: 'UNAUTHENTICATED',
 };
 
 /** A rate-limited log of refused requests. */

@@ -2,7 +2,10 @@
  * `serve`: run the guard on live OTLP/HTTP (and OTLP/gRPC with `--grpc-port`) until SIGINT or SIGTERM.
  */
 import { startGuardServer } from '../../serve/guard-server.js';
+import { readFile } from 'node:fs/promises';
 import { ListenError } from '../../serve/listen-error.js';
+import { exposureRefusal, isLoopbackHost } from '../../serve/receiver-auth.js';
+import type { ReceiverTls } from '../../serve/receiver-auth.js';
 import { loadOtlpHttpExporters } from '../../serve/otlp-http-exporters.js';
 import type { GuardMode } from '../../core/failure/types.js';
 import type { WireProfileName } from '../../profiles/registry.js';
@@ -33,6 +36,44 @@ export interface ServeCommandOptions {
   readonly newPromptsOnly?: boolean;
   /** Write the HTML shadow report to this file at exit and on SIGUSR2. */
   readonly report?: string;
+  /** A file holding the bearer token every request must carry. */
+  readonly bearerTokenFile?: string;
+  /** PEM certificate chain and key: the receivers serve TLS. */
+  readonly tlsCertFile?: string;
+  readonly tlsKeyFile?: string;
+  /** PEM CAs that must have signed every client's certificate (mutual TLS). */
+  readonly tlsClientCaFile?: string;
+  /** Listen on a non-loopback address without a token or client certificates. */
+  readonly allowUnauthenticated?: boolean;
+}
+
+/** Read one of serve's credential files; a {@link UserError} naming the option when it cannot be read. */
+async function credentialFile(option: string, file: string): Promise<Buffer> {
+  try {
+    return await readFile(file);
+  } catch (err) {
+    throw new UserError(`${option} ${file}: cannot read (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+  }
+}
+
+/** The receivers' TLS and token from the options' files. */
+async function receiverAuth(options: ServeCommandOptions): Promise<{ tls?: ReceiverTls; bearerToken?: string }> {
+  let bearerToken: string | undefined;
+  if (options.bearerTokenFile !== undefined) {
+    bearerToken = (await credentialFile('--bearer-token-file', options.bearerTokenFile)).toString('utf8').trim();
+    if (bearerToken === '' || /\s/.test(bearerToken)) throw new UserError(`--bearer-token-file ${options.bearerTokenFile}: expected one token (no spaces)`);
+  }
+  if ((options.tlsCertFile === undefined) !== (options.tlsKeyFile === undefined)) throw new UserError('--tls-cert-file and --tls-key-file go together');
+  if (options.tlsClientCaFile !== undefined && options.tlsCertFile === undefined) throw new UserError('--tls-client-ca-file needs --tls-cert-file and --tls-key-file');
+  const tls =
+    options.tlsCertFile === undefined || options.tlsKeyFile === undefined
+      ? undefined
+      : {
+          cert: await credentialFile('--tls-cert-file', options.tlsCertFile),
+          key: await credentialFile('--tls-key-file', options.tlsKeyFile),
+          clientCa: options.tlsClientCaFile === undefined ? undefined : await credentialFile('--tls-client-ca-file', options.tlsClientCaFile),
+        };
+  return { tls, bearerToken };
 }
 
 /** Render the server's report now and write it; errors are printed, never thrown (serve keeps serving). */
@@ -72,12 +113,15 @@ export async function runServe(options: ServeCommandOptions, io: CommandIo): Pro
     // what matters in its own lines. GRPC_VERBOSITY, when set, is the user's choice.
     if (process.env.GRPC_VERBOSITY === undefined) grpc.setLogVerbosity(grpc.logVerbosity.NONE);
   }
+  const auth = await receiverAuth(options);
+  const refusal = exposureRefusal(options.host, auth, options.allowUnauthenticated === true);
+  if (refusal !== undefined) throw new UserError(refusal);
   // Fail before listening when --report cannot be honoured: the chart library, and the file.
   const charts = options.report === undefined ? undefined : await reportCharts();
   if (options.report !== undefined) await checkReportWritable(options.report);
   let server: GuardServer;
   try {
-    server = await startGuardServer({ ...options, report: options.report !== undefined, print: io.out, log: io.err });
+    server = await startGuardServer({ ...options, ...auth, report: options.report !== undefined, print: io.out, log: io.err });
   } catch (err) {
     if (err instanceof ListenError) throw new UserError(err.message);
     throw err;
@@ -85,7 +129,11 @@ export async function runServe(options: ServeCommandOptions, io: CommandIo): Pro
   io.err(
     `serve: receiving OTLP/HTTP on ${server.url} (/v1/traces, /v1/logs), profile ${options.profile ?? 'qwen-code'}, mode ${options.mode}, grace ${options.graceMillis} ms`,
   );
-  if (server.grpcAddress !== undefined) io.err(`serve: receiving OTLP/gRPC on ${server.grpcAddress} (TraceService, LogsService, MetricsService)`);
+  if (server.grpcAddress !== undefined) io.err(`serve: receiving OTLP/gRPC${auth.tls === undefined ? '' : ' over TLS'} on ${server.grpcAddress} (TraceService, LogsService, MetricsService)`);
+  if (!isLoopbackHost(options.host)) {
+    if (auth.bearerToken === undefined && auth.tls?.clientCa === undefined) io.err(`serve: accepting unauthenticated clients on ${options.host} (--allow-unauthenticated)`);
+    else if (auth.tls === undefined) io.err('serve: the bearer token crosses the network in clear text: add --tls-cert-file and --tls-key-file unless the network encrypts it');
+  }
   io.err(`serve: service.instance.id ${server.instanceId}${options.newPromptsOnly === true ? '; judging only prompts that start from now on' : ''}`);
   io.err(
     options.exportEndpoint === undefined
