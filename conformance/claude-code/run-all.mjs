@@ -350,15 +350,12 @@ async function main(argv) {
 
       const replay = runReplay(run.otlpFile, scenario.mode);
       if (replay.error) problems.push(`replay did not run to the end: ${replay.error.message}`);
-      // A hook-only scenario (`replay` names why) shows the replay's decisions without comparing them.
-      const replayProblems = scenario.replay === undefined ? problems : [];
-      if (replay.status !== 0) replayProblems.push(`replay exited ${replay.status}: ${replay.stderr.split('\n').slice(-5).join(' | ')}`);
-      if (/VIOLATED/.test(replay.stderr)) replayProblems.push(`replay invariant VIOLATED: ${replay.stderr.split('\n').filter((l) => /VIOLATED/.test(l)).join(' | ')}`);
-      if (!/profile: claude-code/.test(replay.stderr)) replayProblems.push('replay did not report `profile: claude-code` (auto-detection)');
-      const ours = parseDecisions(replay.stdout, promptOrder, replayProblems, 'replay');
+      if (replay.status !== 0) problems.push(`replay exited ${replay.status}: ${replay.stderr.split('\n').slice(-5).join(' | ')}`);
+      if (/VIOLATED/.test(replay.stderr)) problems.push(`replay invariant VIOLATED: ${replay.stderr.split('\n').filter((l) => /VIOLATED/.test(l)).join(' | ')}`);
+      if (!/profile: claude-code/.test(replay.stderr)) problems.push('replay did not report `profile: claude-code` (auto-detection)');
+      const ours = parseDecisions(replay.stdout, promptOrder, problems, 'replay');
       row.ours = ours.map(compact);
-      replayProblems.push(...compareDecisions('replay vs expected', scenario.expectedDecisions, ours, scenario.mode));
-      if (scenario.replay !== undefined) row.ours.unshift(`(${scenario.replay})`);
+      problems.push(...compareDecisions('replay vs expected', scenario.expectedDecisions, ours, scenario.mode));
 
       // The same telemetry without its spans (CLAUDE_CODE_ENHANCED_TELEMETRY_BETA unset): the logs
       // alone must give the design's decisions too.

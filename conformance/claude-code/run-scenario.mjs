@@ -50,8 +50,6 @@ export const OUR_CLI = resolve(process.env.RTFG_REPLAY_CLI ?? join(repoRoot, 'di
  * @property {string[]} [mcpServers] Names of stdio MCP servers to register (`--mcp-config`), each
  *   `mcp-failing-server.mjs <name>`: its tools are `mcp__<name>__lookup_ticket`, `…__fetch_page`
  *   (both answer `isError: true`) and `…__list_items` (succeeds).
- * @property {string} [replay] Set (to the reason) in a scenario only the hook is compared on: the
- *   replay of its telemetry runs and is shown, not compared.
  * @property {string} [permissionMode] Run with `--permission-mode <mode>` instead of
  *   `--dangerously-skip-permissions` (so permission rules and prompts apply).
  * @property {import('./fake-anthropic.mjs').PromptScript[]} prompts
