@@ -98,8 +98,8 @@ const BANNER = "import { createRequire as __bundleCreateRequire } from 'node:mod
 
 /** The Claude Code hook's own entry: what the printed settings run once per tool event. */
 const HOOK_ENTRY = join(ROOT, 'dist/cli/claude-code-hook-main.js');
-/** Its output, beside the bin. */
-export const HOOK_BIN = 'claude-code-hook.js';
+/** Its output, beside the bin: CommonJS (`.cjs` whatever dist/bin/package.json says), so a start loads no ES module machinery. */
+export const HOOK_BIN = 'claude-code-hook.cjs';
 /** Loaded by the hook only when it exports telemetry: left as the tsc output the package ships. */
 const HOOK_LAZY_FILES = ['hooks/hook-telemetry.js'];
 
@@ -114,7 +114,7 @@ async function bundleHookEntry() {
     entryPoints: [HOOK_ENTRY],
     outfile: join(OUT_DIR, HOOK_BIN),
     bundle: true,
-    format: 'esm',
+    format: 'cjs',
     platform: 'node',
     target: 'node18.19',
     mainFields: ['module', 'main'],
@@ -131,7 +131,6 @@ async function bundleHookEntry() {
         },
       },
     ],
-    banner: { js: BANNER },
     minifySyntax: true,
     minifyIdentifiers: false,
     minifyWhitespace: false,
@@ -140,7 +139,7 @@ async function bundleHookEntry() {
     sourcemap: false,
     logLevel: 'silent',
   });
-  if (result.warnings.length > 0) throw new Error(`bundle-cli: ${result.warnings.length} esbuild warning(s) in the hook entry`);
+  if (result.warnings.length > 0) throw new Error(`bundle-cli: ${result.warnings.length} esbuild warning(s) in the hook entry: ${result.warnings.map((w) => w.text).join('; ')}`);
   const file = join(OUT_DIR, HOOK_BIN);
   if (!readFileSync(file, 'utf8').startsWith('#!/usr/bin/env node\n')) throw new Error(`bundle-cli: ${relative(ROOT, file)} does not start with the shebang`);
   for (const f of HOOK_LAZY_FILES) if (!existsSync(join(ROOT, 'dist', f))) throw new Error(`bundle-cli: the hook entry imports dist/${f}, which is missing`);

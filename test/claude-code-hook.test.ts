@@ -435,7 +435,7 @@ describe('claude-code-hook command and its state file', () => {
     });
     const { stdout } = await run(process.execPath, [CLI, 'claude-code-hook', '--print-settings', '--mode', 'enforce'], { timeout: 20_000 });
     // An absolute command: this Node and the hook's own entry of this installation, from any directory.
-    expect(JSON.parse(stdout).hooks.PostToolBatch[0].hooks[0].command).toBe(`${process.execPath} ${resolve('dist/bin/claude-code-hook.js')} --mode enforce`);
+    expect(JSON.parse(stdout).hooks.PostToolBatch[0].hooks[0].command).toBe(`${process.execPath} ${resolve('dist/bin/claude-code-hook.cjs')} --mode enforce`);
     // A usage error still exits 0 (Claude Code would treat exit 2 as blocking).
     const bad = run(process.execPath, [CLI, 'claude-code-hook', 'unexpected-argument'], { timeout: 20_000 });
     bad.child.stdin?.end('');

@@ -20,7 +20,7 @@ import { HookStateStore } from '../src/hooks/state-store.js';
 const run = promisify(execFile);
 const CLI = resolve('dist/bin/repeated-tool-failure-guard.js');
 /** The hook's own entry: what the printed settings run. */
-const HOOK = resolve('dist/bin/claude-code-hook.js');
+const HOOK = resolve('dist/bin/claude-code-hook.cjs');
 const fresh = () => mkdtempSync(join(tmpdir(), 'rtfg-hook-rt-'));
 
 const common = (prompt: string) => ({ session_id: 'session-1', transcript_path: '/t.jsonl', cwd: '/w', prompt_id: prompt, permission_mode: 'default' });

@@ -62,6 +62,8 @@ export interface HookRunOptions {
 
 /** The default time limit of one hook invocation, in milliseconds. */
 export const HOOK_TIME_LIMIT_MILLIS = 5_000;
+/** The most the export of a decision's telemetry may add after the answer, in milliseconds. */
+const TELEMETRY_LIMIT_MILLIS = 2_500;
 
 /** The environment variable prefix of an agent: `RTFG_CLAUDE_CODE_` for `claude-code`. */
 export function hookEnvPrefix(adapter: Pick<HookAdapter, 'profile'>): string {
@@ -123,7 +125,8 @@ export async function runHook(
     output = { ...adapter.formatProblem(`repeated-tool-failure-guard: ${run.problems.join('; ')}; no tool is blocked by it`), ...output };
   }
   if (output !== undefined) io.out(JSON.stringify(output));
-  await run.telemetry?.();
+  // The export has its own 2 s timeouts; this bounds it as a whole, within the invocation's limit.
+  if (run.telemetry !== undefined) await Promise.race([run.telemetry(), new Promise<void>((r) => setTimeout(r, TELEMETRY_LIMIT_MILLIS).unref())]);
   return 0;
 }
 

@@ -6,7 +6,7 @@
  * nothing.
  *
  * The same function runs behind `repeated-tool-failure-guard claude-code-hook` and behind the
- * hook's own small entry, `dist/bin/claude-code-hook.js`, which is what `--print-settings` prints:
+ * hook's own small entry, `dist/bin/claude-code-hook.cjs`, which is what `--print-settings` prints:
  * it loads neither commander nor any other command, so an event costs little more than a Node
  * start (bench H1).
  *
@@ -14,7 +14,6 @@
  * treats exit code 2 as a blocking error; any failure is one line on stderr and no decision (fail
  * open). `--print-settings` and `--check` are for people, not for Claude Code.
  */
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, realpathSync } from 'node:fs';
 import { homedir } from 'node:os';
@@ -31,7 +30,7 @@ export { claudeCodeHookSettings } from '../../hooks/claude-code/claude-code-adap
 /** The package's name, to find its root from the running script. */
 const PACKAGE_NAME = 'repeated-tool-failure-guard';
 /** The hook's own entry, relative to the package root. */
-export const CLAUDE_CODE_HOOK_ENTRY = 'dist/bin/claude-code-hook.js';
+export const CLAUDE_CODE_HOOK_ENTRY = 'dist/bin/claude-code-hook.cjs';
 
 /**
  * Handle one Claude Code hook invocation. Never rejects; resolves to the exit code (always 0).
@@ -142,7 +141,9 @@ function guardHooksIn(scope: string, file: string): FoundHook[] {
 }
 
 /** Run a hook command through the shell, as Claude Code does, with `input` on stdin. */
-function runShell(command: string, input: string, cwd: string, timeoutMillis: number): Promise<{ code: number | null; stdout: string; stderr: string; timedOut: boolean }> {
+async function runShell(command: string, input: string, cwd: string, timeoutMillis: number): Promise<{ code: number | null; stdout: string; stderr: string; timedOut: boolean }> {
+  // Loaded here: a hook event never needs it (bench H1).
+  const { spawn } = await import('node:child_process');
   return new Promise((done) => {
     const child = spawn('/bin/sh', ['-c', command], { cwd, stdio: ['pipe', 'pipe', 'pipe'] });
     let stdout = '';
