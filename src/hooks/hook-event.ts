@@ -37,7 +37,12 @@ export type HookCallOutcome =
   | { readonly kind: 'cancelled' }
   | { readonly kind: 'unknown' };
 
-/** A new prompt began (e.g. Claude Code `UserPromptSubmit`). */
+/**
+ * A new prompt began (e.g. Claude Code `UserPromptSubmit`, gemini-cli `BeforeAgent`). A host whose
+ * hook inputs carry no prompt id leaves `promptId` undefined: the runtime then names the session's
+ * prompts `<sessionId>`, `<sessionId>/2`, `<sessionId>/3`, … and later events without a prompt id
+ * belong to the prompt in progress.
+ */
 export interface HookPromptStarted extends HookEventCommon {
   readonly type: 'prompt_started';
 }
@@ -118,6 +123,15 @@ export interface HookAdapter {
    * failure key's second half); the guard emits nothing outside it.
    */
   readonly vocabulary: readonly string[];
+  /**
+   * For a host whose batch event comes only with its next model request, too late to reach the
+   * model with the batch's results (gemini-cli's `BeforeModel`): when the last running call of the
+   * open batch settles (every {@link HookCallStarted} has its {@link HookCallSettled}), the runtime
+   * previews the batch's decision and returns `remind` on that `call_settled`. The batch event then
+   * gives only the stop. A warned candidate whose reminder never went out is never stopped (the
+   * design: no stop without the reminder turn). @defaultValue false
+   */
+  readonly remindOnLastCall?: boolean;
   /**
    * Translate one parsed stdin JSON value. `undefined`: an event the guard ignores (another event
    * type, a subagent's call) or one missing a field the guard needs. Pure, never throws.

@@ -186,7 +186,7 @@ async function runHookUnbounded(
       const parsed = parseHookState(current);
       if (current !== undefined && parsed === undefined) discarded = 'unreadable';
       const state = parsed !== undefined && t - parsed.updatedMillis <= HOOK_PROMPT_IDLE_MILLIS ? parsed : initialHookState(randomBytes(16).toString('hex'), t);
-      const result = stepHookSession(state, event, mode, t, { vocabulary, lostRecords, route: options.route });
+      const result = stepHookSession(state, event, mode, t, { vocabulary, lostRecords, route: options.route, remindOnLastCall: adapter.remindOnLastCall });
       return [result.state, result];
     });
     if (discarded !== undefined) problem(`the session's state file was ${discarded === 'too_large' ? 'too large' : 'unreadable'}; the guard starts this session afresh`);

@@ -64,7 +64,23 @@ export interface HookSessionState {
   readonly salt: string;
   /** Milliseconds since the epoch of the last update. */
   readonly updatedMillis: number;
+  /**
+   * The prompt in progress as decisions name it, for events that carry no prompt id (hosts without
+   * prompt ids); absent when longer than {@link MAX_PROMPT_ID_LENGTH}.
+   */
+  readonly promptId?: string;
+  /** Prompts the runtime named in this session (hosts without prompt ids). */
+  readonly prompts?: number;
+  /** Calls of the open batch that started and have not settled (`remindOnLastCall` hosts). */
+  readonly running?: number;
+  /** Candidate ordinal whose reminder went out with a batch's last call; 0 or absent: none. */
+  readonly reminded?: number;
+  /** A warned candidate's reminder could not go out: no stop in this prompt (at most `warn`). */
+  readonly downgraded?: boolean;
 }
+
+/** Longest prompt id kept in the state (a longer one is hashed only, and decisions then lack it). */
+export const MAX_PROMPT_ID_LENGTH = 512;
 
 /** The result of one step. */
 export interface HookStep {
@@ -125,6 +141,11 @@ export function parseHookState(value: unknown): HookSessionState | undefined {
   if (s.prompt !== undefined && (typeof s.prompt !== 'string' || !/^[0-9a-f]{32}$/.test(s.prompt))) return undefined;
   if (!isRecord(s.guard) || !isRecord(s.repetition)) return undefined;
   if (parseOpenBatch(s.open) === false) return undefined;
+  if (s.promptId !== undefined && (typeof s.promptId !== 'string' || s.promptId.length > MAX_PROMPT_ID_LENGTH)) return undefined;
+  for (const k of ['prompts', 'running', 'reminded'] as const) {
+    if (s[k] !== undefined && !(Number.isInteger(s[k]) && (s[k] as number) >= 0)) return undefined;
+  }
+  if (s.downgraded !== undefined && typeof s.downgraded !== 'boolean') return undefined;
   return value as unknown as HookSessionState;
 }
 
@@ -133,9 +154,26 @@ export function promptKey(promptId: string): string {
   return createHash('sha256').update(promptId).digest('hex').slice(0, 32);
 }
 
-function newPrompt(state: HookSessionState, prompt: string, mode: GuardMode, config: RepetitionConfig): HookSessionState {
+function newPrompt(state: HookSessionState, promptId: string, mode: GuardMode, config: RepetitionConfig): HookSessionState {
   const [repetition] = reduceRepetition(state.repetition, { type: 'user_prompt', mode }, config);
-  return { ...state, prompt, guard: initialFailureState(), batches: 0, open: undefined, stopAfterBatch: false, repetition };
+  return {
+    ...state,
+    prompt: promptKey(promptId),
+    promptId: promptId.length <= MAX_PROMPT_ID_LENGTH ? promptId : undefined,
+    guard: initialFailureState(),
+    batches: 0,
+    open: undefined,
+    stopAfterBatch: false,
+    repetition,
+    running: 0,
+    reminded: 0,
+    downgraded: false,
+  };
+}
+
+/** The name of the session's `ordinal`-th prompt when the host gives prompts no id. */
+export function numberedPromptId(sessionId: string, ordinal: number): string {
+  return ordinal <= 1 ? sessionId : `${sessionId}/${ordinal}`;
 }
 
 /** The batch-assembler facts of an outcome (the telemetry profiles' two-axis reading). */
@@ -174,6 +212,14 @@ export interface HookStepOptions {
   readonly repetitionConfig?: RepetitionConfig;
   /** The route label of the decisions. @defaultValue `acp_foreground` */
   readonly route?: BatchDecision['route'];
+  /** The adapter's `remindOnLastCall` (see {@link HookAdapter}). @defaultValue false */
+  readonly remindOnLastCall?: boolean;
+}
+
+/** The reducer's outcome for the open batch if it closed now, on copies (the state is not changed). */
+function previewBatch(s: HookSessionState, mode: GuardMode, options: HookStepOptions): ReturnType<typeof reduceFailure>[1] {
+  const receipt = sealBatch(openCopy(s.open, s.updatedMillis), options.vocabulary);
+  return reduceFailure(s.guard, { type: 'batch_settled', mode, batch: receipt, hasExternalInput: false, hasQueuedPrompt: false, inputReliable: true })[1];
 }
 
 /**
@@ -189,10 +235,17 @@ export function stepHookSession(state: HookSessionState, event: HookEvent, mode:
   const config = options.repetitionConfig ?? DEFAULT_REPETITION_CONFIG;
   const none = (s: HookSessionState): HookStep => ({ state: { ...s, updatedMillis: nowMillis }, action: { type: 'none' }, decisions: [], repetitionDecision: undefined });
   let s = state;
-  if (event.promptId !== undefined) {
-    const key = promptKey(event.promptId);
-    if (key !== s.prompt) s = newPrompt(s, key, mode, config);
+  let promptId = event.promptId;
+  if (promptId === undefined && event.type === 'prompt_started') {
+    const prompts = (s.prompts ?? 0) + 1;
+    promptId = numberedPromptId(event.sessionId, prompts);
+    s = { ...s, prompts };
   }
+  if (promptId !== undefined) {
+    if (promptKey(promptId) !== s.prompt) s = newPrompt(s, promptId, mode, config);
+  } else promptId = s.promptId;
+  // A prompt whose warned candidate never got its reminder is enforced at most as `warn`.
+  const effective: GuardMode = s.downgraded === true && mode === 'enforce' ? 'warn' : mode;
   if ((options.lostRecords ?? 0) > 0) {
     const open = openCopy(s.open, nowMillis);
     markUnrecordedCalls(open);
@@ -204,12 +257,26 @@ export function stepHookSession(state: HookSessionState, event: HookEvent, mode:
     case 'call_settled': {
       const open = openCopy(s.open, nowMillis);
       settle(open, event.callId, factsOf(event.toolName, event.toolType, event.outcome), nowMillis);
-      return none({ ...s, open });
+      const running = Math.max(0, (s.running ?? 0) - 1);
+      const next: HookSessionState = { ...s, open, running, updatedMillis: nowMillis };
+      if (options.remindOnLastCall === true && running === 0 && effective !== 'shadow') {
+        // The batch's last running call: the reminder must go out with it or not at all.
+        const preview = previewBatch(next, effective, options);
+        if (preview.action.type === 'remind' && next.reminded !== preview.candidateOrdinal) {
+          return {
+            state: { ...next, reminded: preview.candidateOrdinal },
+            action: { type: 'remind', text: preview.action.text },
+            decisions: [],
+            repetitionDecision: undefined,
+          };
+        }
+      }
+      return none(next);
     }
     case 'call_started': {
       const fingerprint = createHmac('sha256', s.salt).update(argumentsFingerprint(event.toolName, event.toolInput)).digest('hex').slice(0, 32);
       const [repetition, outcome] = reduceRepetition(s.repetition, { type: 'tool_call', mode, fingerprint }, config);
-      s = { ...s, repetition };
+      s = { ...s, repetition, running: Math.min((s.running ?? 0) + 1, MAX_BATCH_CALLS) };
       const repetitionDecision = outcome.decision === 'none' ? undefined : outcome.decision;
       if (outcome.action.type === 'block') {
         const open = openCopy(s.open, nowMillis);
@@ -225,6 +292,9 @@ export function stepHookSession(state: HookSessionState, event: HookEvent, mode:
       return { state: { ...s, updatedMillis: nowMillis }, action, decisions: [], repetitionDecision };
     }
     case 'batch_settled': {
+      // A model request with no call recorded before it (the prompt's first, or one after a text
+      // answer) closes no batch.
+      if (s.open === undefined && event.calls.length === 0 && event.complete) return none({ ...s, running: 0 });
       const open = openCopy(s.open, nowMillis);
       for (const c of event.calls) {
         const held = findCall(open, c.callId);
@@ -236,7 +306,7 @@ export function stepHookSession(state: HookSessionState, event: HookEvent, mode:
       const receipt = sealBatch(open, options.vocabulary);
       const [guard, outcome] = reduceFailure(s.guard, {
         type: 'batch_settled',
-        mode,
+        mode: effective,
         batch: receipt,
         hasExternalInput: false,
         hasQueuedPrompt: false,
@@ -244,12 +314,12 @@ export function stepHookSession(state: HookSessionState, event: HookEvent, mode:
       });
       const batch = s.batches + 1;
       const decision: BatchDecision | undefined =
-        outcome.decision === 'none' || event.promptId === undefined
+        outcome.decision === 'none' || promptId === undefined
           ? undefined
           : {
-              promptId: event.promptId,
+              promptId,
               batch,
-              mode,
+              mode: effective,
               route: options.route ?? 'acp_foreground',
               sessionId: event.sessionId,
               receipt,
@@ -260,11 +330,23 @@ export function stepHookSession(state: HookSessionState, event: HookEvent, mode:
               lastActivityMillis: nowMillis,
               decidedAtMillis: nowMillis,
             };
-      const next: HookSessionState = { ...s, guard, batches: batch, open: undefined, stopAfterBatch: false, updatedMillis: nowMillis };
+      // A remindOnLastCall host gets the reminder from the batch's last call; when it could not go out
+      // there (no call was seen running), this prompt never stops.
+      const undelivered = options.remindOnLastCall === true && outcome.decision === 'warned' && s.reminded !== outcome.candidateOrdinal;
+      const next: HookSessionState = {
+        ...s,
+        guard,
+        batches: batch,
+        open: undefined,
+        stopAfterBatch: false,
+        updatedMillis: nowMillis,
+        running: 0,
+        downgraded: s.downgraded === true || undelivered,
+      };
       let action: HookAction = { type: 'none' };
-      if (mode !== 'shadow') {
+      if (effective !== 'shadow') {
         if (outcome.action.type === 'stop') action = { type: 'stop', text: outcome.action.text };
-        else if (outcome.action.type === 'remind') action = { type: 'remind', text: outcome.action.text };
+        else if (outcome.action.type === 'remind' && options.remindOnLastCall !== true) action = { type: 'remind', text: outcome.action.text };
       }
       if (action.type === 'none' && s.stopAfterBatch && mode === 'enforce') action = { type: 'stop', text: REPETITION_ABORT_TEXT };
       return { state: next, action, decisions: decision === undefined ? [] : [decisionLine(decision)], decision, repetitionDecision: undefined };
