@@ -148,7 +148,38 @@ program
     setTimeout(() => process.exit(), 100).unref();
   });
 
+program
+  .command('gemini-cli-hook')
+  .description(
+    'gemini-cli command hook (BeforeAgent, BeforeTool, AfterTool, BeforeModel, AfterAgent): reads the hook input on stdin, keeps the per-prompt guard state in a small file per session, and prints the reminder (warn, enforce; on the batch\'s last AfterTool) or the stop (enforce; on the next BeforeModel) as hook output, `{}` otherwise. Always exits 0.',
+  )
+  .option('--mode <mode>', 'off, shadow, warn or enforce (default: REPEATED_TOOL_FAILURE_GUARD_MODE, else shadow); an invalid value is ignored')
+  .option('--state-dir <dir>', 'state directory (default: $RTFG_GEMINI_CLI_STATE_DIR, else $XDG_STATE_HOME or ~/.local/state, /repeated-tool-failure-guard/gemini-cli)')
+  .option('--decisions-file <file>', 'append each decision as a JSON line (default: $RTFG_GEMINI_CLI_DECISIONS)')
+  .option('--print-settings', 'print the gemini-cli settings.json hooks fragment that registers this command by absolute paths (it works from any directory), and exit')
+  .allowUnknownOption()
+  .action(async (opts: { mode?: string; stateDir?: string; decisionsFile?: string; printSettings?: boolean }) => {
+    const { geminiCliHookSettings, runGeminiCliHook, thisCommandLine } = await import('./commands/gemini-cli-hook.js');
+    const mode = parseGuardMode(opts.mode);
+    if (opts.printSettings === true) {
+      io.out(JSON.stringify(geminiCliHookSettings(thisCommandLine(mode)), null, 2));
+      return;
+    }
+    const chunks: Buffer[] = [];
+    for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+    process.exitCode = await runGeminiCliHook(Buffer.concat(chunks).toString('utf8'), { mode, stateDir: opts.stateDir, decisionsFile: opts.decisionsFile }, io);
+    // A file-system call that never returns must not keep the hook alive past its time limit.
+    setTimeout(() => process.exit(0), 100).unref();
+  });
+
 program.parseAsync(process.argv).catch((err: unknown) => {
+  if (process.argv[2] === 'gemini-cli-hook' && !(err instanceof CommanderError && err.exitCode === 0)) {
+    // gemini-cli reads a failing hook's text as its answer (a denial from exit code 2 on): answer nothing.
+    process.stdout.write('{}\n');
+    process.stderr.write('repeated-tool-failure-guard gemini-cli-hook: usage error; no decision\n');
+    process.exitCode = 0;
+    return;
+  }
   if (process.argv[2] === 'claude-code-hook' && !(err instanceof CommanderError && err.exitCode === 0)) {
     // Claude Code treats exit code 2 as a blocking error: the hook never blocks by failing.
     process.stderr.write('repeated-tool-failure-guard claude-code-hook: usage error; no decision\n');
