@@ -1,6 +1,9 @@
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { runGeminiCliHook } from '../src/cli/commands/gemini-cli-hook.js';
+import { GEMINI_CLI_HOOK_EVENTS } from '../src/hooks/gemini-cli/hook-input.js';
 import { parseTelemetryText } from '../src/otlp/telemetry-file.js';
 import { auditInvariants, inputIdentifiers } from '../src/replay/audit.js';
 import { replayRecords } from '../src/replay/replay.js';
@@ -18,11 +21,16 @@ import type { GuardMode } from '../src/core/failure/types.js';
 const FIXTURES = 'fixtures/gemini-cli-0.61.0';
 const SCENARIOS = 'conformance/gemini-cli/scenarios';
 
+type Expected = { prompt?: number } & Record<string, unknown>;
+
 interface Scenario {
   name: string;
   mode: GuardMode;
+  hooks?: 'none' | 'guard';
   prompts: unknown[];
-  expectedDecisions: ({ prompt?: number } & Record<string, unknown>)[];
+  expectedDecisions: Expected[];
+  /** Where the hook path sees less than telemetry (`hookDifference` says why). */
+  expectedHookDecisions?: Expected[];
 }
 
 const scenarios: Scenario[] = readdirSync(SCENARIOS)
@@ -59,9 +67,51 @@ describe('replay of the real gemini-cli 0.61.0 captures', () => {
   it('a fixture holds no prompt, argument, path or error text', () => {
     for (const f of readdirSync(FIXTURES)) {
       const text = readFileSync(join(FIXTURES, f), 'utf8');
-      for (const needle of ['rtfg-prompt', '/tmp/', 'missing-', 'File not found', 'function_args', '"error"', 'request_text', 'command_args']) {
-        expect(text.includes(needle), `${f}: ${needle}`).toBe(false);
+      const needles = ['rtfg-prompt', '/tmp/', 'missing-', 'File not found', 'function_args', 'request_text', 'command_args', 'llmContent', '"message"', '"prompt"', 'transcript_path', 'llm_request'];
+      // Telemetry keeps no error text at all; a hook input keeps only `tool_response.error.type`.
+      if (f.endsWith('.outfile.json')) needles.push('"error"');
+      for (const needle of needles) expect(text.includes(needle), `${f}: ${needle}`).toBe(false);
+    }
+  });
+});
+
+/** The design's reminder, byte for byte. */
+const REMINDER_TEXT =
+  'System: the same tool execution has failed repeatedly for the same classified reason. Do not repeat the same approach. ' +
+  'Inspect the returned result, change the approach or required preconditions, or explain the blocker.';
+
+describe('the gemini-cli hook on the hook inputs gemini-cli 0.61.0 sent in the same runs', () => {
+  const withHooks = scenarios.filter((s) => s.hooks === 'guard' && existsSync(join(FIXTURES, `${s.name}.hooks.jsonl`)));
+
+  it('has hook inputs for the scenarios that ran the hook', () => {
+    expect(withHooks.length).toBeGreaterThanOrEqual(8);
+  });
+
+  it.each(withHooks)('$name: the decisions the design gives on what the hook sees', async (s) => {
+    const events: readonly string[] = GEMINI_CLI_HOOK_EVENTS;
+    const inputs = readFileSync(join(FIXTURES, `${s.name}.hooks.jsonl`), 'utf8')
+      .split('\n')
+      .filter((l) => l.trim())
+      .map((l) => JSON.parse(l) as { hook_event_name: string })
+      .filter((i) => events.includes(i.hook_event_name));
+    const dir = mkdtempSync(join(tmpdir(), 'rtfg-gemini-hook-fixture-'));
+    const outputs: Record<string, unknown>[] = [];
+    try {
+      const decisionsFile = join(dir, 'decisions.jsonl');
+      for (const input of inputs) {
+        await runGeminiCliHook(JSON.stringify(input), { mode: s.mode, stateDir: join(dir, 'state'), decisionsFile }, { out: (l) => outputs.push(JSON.parse(l) as Record<string, unknown>), err: () => undefined }, {});
       }
+      const lines = existsSync(decisionsFile) ? readFileSync(decisionsFile, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>) : [];
+      const ours = lines.map(({ promptId, guard: _guard, ...rest }) => ({ prompt: promptOf(String(promptId)), ...rest }));
+      const expected = s.expectedHookDecisions ?? s.expectedDecisions;
+      expect(ours).toEqual(expected.map((d) => ({ prompt: 1, mode: s.mode, ...d })));
+      // Every invocation answered exactly one JSON object; the reminder went out once per warned candidate.
+      expect(outputs).toHaveLength(inputs.length);
+      const reminders = outputs.filter((o) => JSON.stringify(o).includes(REMINDER_TEXT)).length;
+      expect(reminders).toBe(s.mode === 'shadow' ? 0 : expected.filter((d) => d.decision === 'warned').length);
+      expect(outputs.filter((o) => o.continue === false)).toHaveLength(expected.filter((d) => d.decision === 'stopped').length);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });

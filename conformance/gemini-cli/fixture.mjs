@@ -2,10 +2,11 @@
 /**
  * A privacy-clean fixture from a gemini-cli telemetry outfile: only the records and attributes
  * the `gemini-cli` profile and the conformance checks read, in the outfile's own shape (SDK-serialized
- * objects, one pretty JSON value after another), so `replay` reads the fixture as it reads the
+ * objects, one JSON value a line), so `replay` reads the fixture as it reads the
  * outfile. Prompts, arguments, results, error messages, paths, host and process details and MCP
  * server names are dropped; ids, times, names and closed-vocabulary values are kept.
  */
+import { createHash } from 'node:crypto';
 
 /** Log events kept, and the attributes kept on them. */
 const LOG_EVENTS = new Set(['gemini_cli.user_prompt', 'gemini_cli.api_request', 'gemini_cli.tool_call', 'loop_detected']);
@@ -85,4 +86,27 @@ export function fixtureOf(records) {
     }
   }
   return out.map((o) => JSON.stringify(o)).join('\n') + '\n';
+}
+
+/**
+ * The privacy-clean form of one recorded gemini-cli hook input (a `hook-logger.mjs` line's `input`):
+ * the session id, event name and time, the tool name, whether it is an MCP call, the error type, and
+ * the tool input replaced by a digest (equal inputs keep equal digests, for the identical-call
+ * breaker). Prompts, requests, responses, paths and error messages are dropped.
+ * @param {any} input
+ * @returns {Record<string, unknown>}
+ */
+export function hookInputFixture(input) {
+  /** @type {Record<string, unknown>} */
+  const out = { session_id: input?.session_id, hook_event_name: input?.hook_event_name, timestamp: input?.timestamp };
+  if (typeof input?.tool_name === 'string') out.tool_name = input.tool_name;
+  if (input?.mcp_context !== undefined) out.mcp_context = {};
+  if (input?.tool_input !== undefined) {
+    out.tool_input = { digest: createHash('sha256').update(JSON.stringify(input.tool_input)).digest('hex').slice(0, 16) };
+  }
+  if (input?.tool_response !== undefined) {
+    const type = input.tool_response?.error?.type;
+    out.tool_response = input.tool_response?.error ? { error: typeof type === 'string' ? { type } : {} } : {};
+  }
+  return out;
 }

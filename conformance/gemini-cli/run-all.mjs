@@ -10,8 +10,9 @@
  *
  * Usage: node conformance/gemini-cli/run-all.mjs [--out <dir>] [--record <dir>] [scenario-name ...]
  *
- * `--record <dir>` writes each run's telemetry, reduced to what the `gemini-cli` profile reads
- * (`fixture.mjs`), into `<dir>` (used to refresh fixtures/gemini-cli-0.61.0/). Exit code: 0 when
+ * `--record <dir>` writes each run's telemetry, reduced to what the `gemini-cli` profile reads, and
+ * the hook inputs gemini-cli sent, reduced to what the hook reads (`fixture.mjs`), into `<dir>`
+ * (used to refresh fixtures/gemini-cli-0.61.0/). Exit code: 0 when
  * every selected scenario passed; 1 when one failed or the CLI or our build is missing; 2 on bad
  * usage.
  */
@@ -24,7 +25,7 @@ import { parseArgs } from 'node:util';
 import { selectScenarios } from '../scenario-files.mjs';
 import { isIsolated, reexecIsolated } from '../run-scenario.mjs';
 import { readOutfile } from '../outfile.mjs';
-import { fixtureOf } from './fixture.mjs';
+import { fixtureOf, hookInputFixture } from './fixture.mjs';
 import { compact, compareDecisions, parseDecisions, tableLines } from '../decisions.mjs';
 import {
   GEMINI_CLI,
@@ -226,7 +227,14 @@ async function main(argv) {
       } else if (hookText.trim()) {
         problems.push('the guard hook wrote decisions although it was not registered');
       }
-      if (record) writeFileSync(join(resolve(record), `${scenario.name}.outfile.json`), fixtureOf(records));
+      if (record) {
+        writeFileSync(join(resolve(record), `${scenario.name}.outfile.json`), fixtureOf(records));
+        if (scenario.hooks === 'guard') {
+          const hookLines = readFileSync(run.hookFile, 'utf8').split('\n').filter((l) => l.trim());
+          const inputs = hookLines.map((l) => JSON.stringify(hookInputFixture(JSON.parse(l).input)));
+          writeFileSync(join(resolve(record), `${scenario.name}.hooks.jsonl`), inputs.map((l) => `${l}\n`).join(''));
+        }
+      }
     } catch (err) {
       problems.push(`harness error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
     }

@@ -38,7 +38,7 @@ export const OUR_CLI = resolve(process.env.RTFG_REPLAY_CLI ?? join(repoRoot, 'di
  * @property {string} name
  * @property {string} [description]
  * @property {'shadow' | 'warn' | 'enforce'} mode The replay's `--mode` and, with `hooks: "guard"`,
- *   `RTFG_GUARD_MODE` for the hook command.
+ *   the hook command's `--mode`.
  * @property {'none' | 'guard'} [hooks] `guard` registers `repeated-tool-failure-guard
  *   gemini-cli-hook` for BeforeAgent, BeforeTool, AfterTool, BeforeModel and AfterAgent, and a
  *   logging hook that records every hook input.
@@ -146,13 +146,14 @@ export const GUARD_HOOK_EVENTS = ['BeforeAgent', 'BeforeTool', 'AfterTool', 'Bef
  * without the guard (every hook is a process per event: it slows the run).
  * @param {string} hookLog
  * @param {boolean} guard
+ * @param {string} mode
  */
-function hookSettings(hookLog, guard) {
+function hookSettings(hookLog, guard, mode) {
   if (!guard) return {};
   const logger = { type: 'command', command: `${shq(process.execPath)} ${shq(join(here, '..', 'claude-code', 'hook-logger.mjs'))} ${shq(hookLog)}` };
   const guardHook = {
     type: 'command',
-    command: process.env.CONFORMANCE_GUARD_HOOK ?? `${shq(process.execPath)} ${shq(OUR_CLI)} gemini-cli-hook`,
+    command: process.env.CONFORMANCE_GUARD_HOOK ?? `${shq(process.execPath)} ${shq(OUR_CLI)} gemini-cli-hook --mode ${mode}`,
   };
   /** @type {Record<string, unknown[]>} */
   const hooks = {};
@@ -196,7 +197,7 @@ export async function runGeminiScenario(scenario, { outdir, log = () => {} }) {
     security: { auth: { selectedType: 'gemini-api-key' }, folderTrust: { enabled: false } },
     privacy: { usageStatisticsEnabled: false },
     general: { enableAutoUpdate: false, enableAutoUpdateNotification: false },
-    hooks: hookSettings(hookLog, scenario.hooks === 'guard'),
+    hooks: hookSettings(hookLog, scenario.hooks === 'guard', scenario.mode),
   };
   if (scenario.mcp) {
     settings.mcpServers = { rtfg: { command: process.execPath, args: [join(here, 'mcp-server.mjs')], timeout: 10_000, trust: true } };
@@ -221,7 +222,6 @@ export async function runGeminiScenario(scenario, { outdir, log = () => {} }) {
     GEMINI_TELEMETRY_OUTFILE: outfileTmp,
     // No prompts, arguments or responses in the telemetry (the fixtures are committed).
     GEMINI_TELEMETRY_LOG_PROMPTS: 'false',
-    RTFG_GUARD_MODE: scenario.mode,
     RTFG_GEMINI_CLI_STATE_DIR: join(root, 'guard-state'),
     RTFG_GEMINI_CLI_DECISIONS: hookDecisions,
   };
