@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-/* global process, console */
+/* global process, console, URL */
 // H1 for the gemini-cli hook: the wall time of one `gemini-cli-hook` invocation per hook event, as
 // the RATIO of its median to the median of `node -e 0` measured in the same run, interleaved (goal:
 // ≤ 1.2x, issue #32's H1 for the Claude Code hook). Inputs are shaped as gemini-cli 0.61.0 sends
