@@ -24,6 +24,8 @@ export type { AfterToolBatchInput, BeforeToolCallInput } from './otel/guard-cont
 export { DEFAULT_OPTIONS, resolveOptions } from './otel/config.js';
 export type { RepeatedToolFailureGuardOptions, ResolvedGuardOptions } from './otel/config.js';
 export type { WireProfileName } from './profiles/registry.js';
+export { ProducerRecognizer } from './profiles/router/producer-recognizer.js';
+export type { ProducerRecognizerOptions } from './profiles/router/producer-recognizer.js';
 export { genAiPromptId } from './profiles/genai/genai-profile.js';
 export { GENAI_ERROR_TYPES } from './profiles/genai/error-types.js';
 export type { GenAiErrorType } from './profiles/genai/error-types.js';

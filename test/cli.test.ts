@@ -1,3 +1,4 @@
+import { WIRE_PROFILES } from '../src/profiles/registry.js';
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -207,7 +208,8 @@ describe('replay: slips (issue 12, case 8)', () => {
   it('--help lists the choices of --mode and --profile', () => {
     const r = cli('replay', '--help');
     expect(r.stdout).toMatch(/--mode <mode>\s+guard mode for every prompt: shadow, warn or enforce/);
-    expect(r.stdout).toMatch(/choices: "auto", "qwen-code", "batch-span"/);
+    // Every registry entry is a choice, after `auto`.
+    expect(r.stdout.replace(/\s+/g, ' ')).toContain(`choices: ${['auto', ...Object.keys(WIRE_PROFILES)].map((p) => `"${p}"`).join(', ')}`);
   });
 
   it('a usage error prints one line and a hint, not the whole help', () => {

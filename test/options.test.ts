@@ -46,9 +46,11 @@ const cases: Case[] = [
   { desc: 'namespace: 5', options: { namespace: 5 }, expected: { namespace: 'qwen-code' }, diagnostics: [/^namespace must be/] },
   { desc: "namespace '  my-agent '", options: { namespace: '  my-agent ' }, expected: { namespace: 'my-agent' }, diagnostics: [] },
   { desc: "namespace 'a b{c}'", options: { namespace: 'a b{c}' }, expected: { namespace: 'qwen-code' }, diagnostics: [/^namespace must be/] },
-  { desc: "profile: 'bogus'", options: { profile: 'bogus' }, expected: { profile: 'qwen-code' }, diagnostics: [/^profile must be one of qwen-code, batch-span/] },
-  { desc: "profile: '__proto__'", options: { profile: '__proto__' }, expected: { profile: 'qwen-code' }, diagnostics: [/^profile must be/] },
-  { desc: 'profile: 5', options: { profile: 5 }, expected: { profile: 'qwen-code' }, diagnostics: [/^profile must be/] },
+  { desc: "profile: 'bogus'", options: { profile: 'bogus' }, expected: { profile: 'auto' }, diagnostics: [/^profile must be one of auto, batch-span, qwen-code, claude-code, genai or a factory function; using auto$/] },
+  { desc: "profile: '__proto__'", options: { profile: '__proto__' }, expected: { profile: 'auto' }, diagnostics: [/^profile must be/] },
+  { desc: 'profile: 5', options: { profile: 5 }, expected: { profile: 'auto' }, diagnostics: [/^profile must be/] },
+  { desc: "profile: 'auto'", options: { profile: 'auto' }, expected: { profile: 'auto', namespace: 'qwen-code' }, diagnostics: [] },
+  { desc: 'producers: 5', options: { producers: 5 }, expected: { producers: undefined }, diagnostics: [/^producers must be a ProducerRecognizer/] },
   { desc: "offMessageTypes: 'acp_prompt' (a string)", options: { offMessageTypes: 'acp_prompt' }, expected: { offMessageTypes: ['cron'] }, diagnostics: [/^offMessageTypes must be an array of strings/] },
   { desc: 'offMessageTypes: [1]', options: { offMessageTypes: [1] }, expected: { offMessageTypes: ['cron'] }, diagnostics: [/^offMessageTypes must be/] },
   { desc: "offMessageTypes: ['cron', 'notification']", options: { offMessageTypes: ['cron', 'notification'] }, expected: { offMessageTypes: ['cron', 'notification'] }, diagnostics: [] },
@@ -67,7 +69,7 @@ const cases: Case[] = [
   {
     desc: 'several invalid options: one diagnostic each',
     options: { namespace: 5, profile: 'bogus', maxOpenPrompts: 0, mode: 'bogus' },
-    expected: { mode: 'shadow', profile: 'qwen-code', namespace: 'qwen-code', maxOpenPrompts: 10_000 },
+    expected: { mode: 'shadow', profile: 'auto', namespace: 'qwen-code', maxOpenPrompts: 10_000 },
     diagnostics: [/^mode/, /^profile/, /^namespace/, /^maxOpenPrompts/],
   },
 ];

@@ -127,6 +127,8 @@ describe('parseReplayInput: exactness where the projection could differ', () => 
         startTime: [t, 0],
         endTime: [t, 5],
         instrumentationScope: { name: 'qwen-code' },
+        // The same producer as the capture's records (routing is per Resource).
+        resource: { _rawAttributes: [['service.name', 'qwen-code'], ['service.version', '0.24.4']] },
       },
       null,
       2,

@@ -61,7 +61,7 @@ program
     ),
   )
   .addOption(
-    new Option('--profile <profile>', 'wire profile; auto picks the one the input looks like').choices(['auto', ...Object.keys(WIRE_PROFILES)]).default('auto'),
+    new Option('--profile <profile>', "wire profile; auto reads each producer's records (per Resource) with its own agent's profile, a name reads every record with that one").choices(['auto', ...Object.keys(WIRE_PROFILES)]).default('auto'),
   )
   .addOption(new Option('--format <format>', 'text, or json: one JSON object per decision on stdout, report on stderr').choices(['text', 'json']).default('text'))
   .option('--compare', 'diff batch by batch with the in-tree qwen-code.repeated_tool_failure_guard events in the same input', false)
@@ -94,9 +94,9 @@ program
   )
   .addOption(new Option('--mode <mode>', 'guard mode label for decisions: shadow, warn or enforce').argParser(modeArg).default('shadow'))
   .addOption(
-    new Option('--profile <profile>', "the agent's wire profile; auto reads qwen-code traces and logs as qwen-code, every other trace as genai")
+    new Option('--profile <profile>', "wire profile; auto reads each producer's records (per Resource) with its own agent's profile, a name reads every record with that one")
       .choices(['auto', ...Object.keys(WIRE_PROFILES)])
-      .default('qwen-code'),
+      .default('auto'),
   )
   .option('--report <file>', 'write the HTML shadow report to <file> at exit and on SIGUSR2; needs the optional package echarts')
   .addOption(new Option('--grpc-port <port>', 'also receive OTLP/gRPC on this port (4317 by convention; what the Collector load_balancing exporter sends)').argParser(portArg))

@@ -13,6 +13,7 @@ import type { BatchSpanProfileOptions } from '../profiles/batch-span/batch-span-
 import { DEFAULT_NAMESPACE } from './semconv.js';
 import type { GuardMode } from '../core/failure/types.js';
 import type { WireProfileFactory } from '../profiles/wire-profile.js';
+import { ProducerRecognizer } from '../profiles/router/producer-recognizer.js';
 import { isWireProfileName, WIRE_PROFILES } from '../profiles/registry.js';
 import type { WireProfileName } from '../profiles/registry.js';
 
@@ -29,15 +30,24 @@ export interface RepeatedToolFailureGuardOptions {
   /** Environment read when `mode` is absent. @defaultValue `process.env` */
   readonly env?: Readonly<Record<string, string | undefined>>;
   /**
-   * How telemetry becomes batches: `qwen-code` (the real 0.24.4 wire), `batch-span` (the design's
-   * `runToolCalls` span), or a factory for another agent. @defaultValue `'qwen-code'`
+   * How telemetry becomes batches: `auto` (every record read by the profile of the agent that
+   * produced it, told per Resource from the producer's names; docs/adding-an-agent.md), one
+   * built-in profile for every record (`qwen-code`, `batch-span`, `claude-code`, `genai`), or a
+   * factory for another agent. @defaultValue `'auto'`
    */
-  readonly profile?: WireProfileName | WireProfileFactory;
+  readonly profile?: WireProfileName | 'auto' | WireProfileFactory;
+  /**
+   * With `profile: 'auto'`: what tells each producer's (each Resource's) profile, when it is
+   * shared with another reader of the same records (`serve`'s projection at ingest) or knows the
+   * producers beforehand (`replay`: `new ProducerRecognizer({ producerProfile })`).
+   * @defaultValue a new `ProducerRecognizer`: every producer recognised from its records
+   */
+  readonly producers?: ProducerRecognizer;
   /** Options of the `batch-span` profile. */
   readonly batchSpan?: BatchSpanProfileOptions;
   /**
    * Prefix of emitted event and metric names. @defaultValue the profile's own prefix (`'qwen-code'`
-   * for `qwen-code` and `batch-span`: the in-tree names; a factory profile: `'qwen-code'`)
+   * for `qwen-code` and `batch-span`: the in-tree names; `auto` and a factory profile: `'qwen-code'`)
    */
   readonly namespace?: string;
   /** MeterProvider for the guard's counters. @defaultValue the global MeterProvider */
@@ -103,7 +113,8 @@ export interface RepeatedToolFailureGuardOptions {
 /** Resolved options. */
 export interface ResolvedGuardOptions {
   readonly mode: GuardMode;
-  readonly profile: WireProfileName | WireProfileFactory;
+  readonly profile: WireProfileName | 'auto' | WireProfileFactory;
+  readonly producers: ProducerRecognizer | undefined;
   readonly batchSpan: BatchSpanProfileOptions;
   readonly namespace: string;
   readonly meterProvider: MeterProvider | undefined;
@@ -125,7 +136,7 @@ export interface ResolvedGuardOptions {
 /** Defaults of the numeric and list options. */
 export const DEFAULT_OPTIONS = {
   mode: DEFAULT_GUARD_MODE,
-  profile: 'qwen-code',
+  profile: 'auto',
   namespace: DEFAULT_NAMESPACE,
   offMessageTypes: ['cron'],
   maxOpenPrompts: 10_000,
@@ -248,12 +259,16 @@ export function validateOptions(
 
   // profile: a built-in name or a factory
   const rawProfile = get('profile');
-  let profile: WireProfileName | WireProfileFactory = DEFAULT_OPTIONS.profile;
+  let profile: WireProfileName | 'auto' | WireProfileFactory = DEFAULT_OPTIONS.profile;
   if (typeof rawProfile === 'function') profile = rawProfile as WireProfileFactory;
-  else if (isWireProfileName(rawProfile)) profile = rawProfile;
+  else if (rawProfile === 'auto' || isWireProfileName(rawProfile)) profile = rawProfile;
   else if (rawProfile !== undefined) {
-    issues.push(`profile must be one of ${Object.keys(WIRE_PROFILES).join(', ')} or a factory function; using ${DEFAULT_OPTIONS.profile}`);
+    issues.push(`profile must be one of auto, ${Object.keys(WIRE_PROFILES).join(', ')} or a factory function; using ${DEFAULT_OPTIONS.profile}`);
   }
+  const rawProducers = get('producers');
+  let producers: ProducerRecognizer | undefined;
+  if (rawProducers instanceof ProducerRecognizer) producers = rawProducers;
+  else if (rawProducers !== undefined) issues.push('producers must be a ProducerRecognizer; recognising every producer from its records');
 
   const rawBatchSpan = get('batchSpan');
   let batchSpan: BatchSpanProfileOptions = {};
@@ -261,7 +276,7 @@ export function validateOptions(
   else if (rawBatchSpan !== undefined) issues.push('batchSpan must be an object; using its defaults');
 
   // namespace: a prefix of instrument and event names
-  const profileNamespace = typeof profile === 'string' ? WIRE_PROFILES[profile].defaultNamespace : DEFAULT_OPTIONS.namespace;
+  const profileNamespace = typeof profile === 'string' && profile !== 'auto' ? WIRE_PROFILES[profile].defaultNamespace : DEFAULT_OPTIONS.namespace;
   const rawNamespace = get('namespace');
   let namespace: string = profileNamespace;
   if (typeof rawNamespace === 'string' && NAMESPACE_SHAPE.test(rawNamespace.trim())) namespace = rawNamespace.trim();
@@ -302,6 +317,7 @@ export function validateOptions(
   const resolved: ResolvedGuardOptions = {
     mode,
     profile,
+    producers,
     batchSpan,
     namespace,
     meterProvider,

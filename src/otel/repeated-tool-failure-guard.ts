@@ -7,7 +7,8 @@ import { GuardControl } from './guard-control.js';
 import { FailureEngine } from '../engine/failure-engine.js';
 import type { FailureEngineListener } from '../engine/failure-types.js';
 import { GuardTelemetry } from './guard-telemetry.js';
-import { WIRE_PROFILES } from '../profiles/registry.js';
+import { ALL_EXECUTION_ERROR_TYPES, WIRE_PROFILES } from '../profiles/registry.js';
+import { RoutingProfile } from '../profiles/router/routing-profile.js';
 import { RepetitionEngine } from '../engine/repetition-engine.js';
 import type { RepetitionListener } from '../engine/repetition-engine.js';
 import { RepeatedToolFailureGuardLogRecordProcessor } from './repeated-tool-failure-guard-log-record-processor.js';
@@ -61,7 +62,10 @@ export class RepeatedToolFailureGuard implements TelemetrySink {
     const o = this.options;
     this._active = o.mode !== 'off' || o.repetitionMode !== 'off';
     // A factory profile declares no vocabulary: every execution error type it reports is emitted as `other`.
-    const vocabulary: ReadonlySet<string> = new Set(typeof o.profile === 'string' ? WIRE_PROFILES[o.profile].executionErrorTypes : []);
+    // `auto` routes to every built-in profile: their vocabularies together (each closed).
+    const vocabulary: ReadonlySet<string> = new Set(
+      o.profile === 'auto' ? ALL_EXECUTION_ERROR_TYPES : typeof o.profile === 'string' ? WIRE_PROFILES[o.profile].executionErrorTypes : [],
+    );
     this.engine = new FailureEngine({
       mode: o.mode,
       offMessageTypes: o.offMessageTypes,
@@ -94,7 +98,7 @@ export class RepeatedToolFailureGuard implements TelemetrySink {
     this.telemetry = telemetry;
     this.engine.addListener(telemetry);
     this.repetition.addListener(telemetry);
-    const terminal = typeof o.profile === 'string' ? WIRE_PROFILES[o.profile].terminalRecord : undefined;
+    const terminal = typeof o.profile === 'string' && o.profile !== 'auto' ? WIRE_PROFILES[o.profile].terminalRecord : undefined;
     let warned = false;
     this.engine.addListener({
       onUnjudgedBatch: (_promptId, reason) => {
@@ -124,7 +128,9 @@ export class RepeatedToolFailureGuard implements TelemetrySink {
       const profile =
         typeof o.profile === 'function'
           ? o.profile(this.engine, this.repetition)
-          : WIRE_PROFILES[o.profile].create(this.engine, this.repetition, { batchSpan: o.batchSpan });
+          : o.profile === 'auto'
+            ? new RoutingProfile(this.engine, this.repetition, { batchSpan: o.batchSpan, recognizer: o.producers })
+            : WIRE_PROFILES[o.profile].create(this.engine, this.repetition, { batchSpan: o.batchSpan });
       const valid =
         typeof profile === 'object' &&
         profile !== null &&

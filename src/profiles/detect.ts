@@ -4,6 +4,18 @@
  */
 import type { LogRecordView, SpanView } from './wire-profile.js';
 
+/**
+ * A span with its instrumentation scope where known: recorded spans carry `scopeName`, the SDK's
+ * spans `instrumentationScope`.
+ */
+export type ScopedSpanView = SpanView & { readonly scopeName?: string; readonly instrumentationScope?: { readonly name: string } };
+
+/** The instrumentation scope name of a span, when known and not empty. */
+export function spanScopeName(s: ScopedSpanView): string | undefined {
+  const name = s.scopeName ?? s.instrumentationScope?.name;
+  return name === undefined || name === '' ? undefined : name;
+}
+
 /** Distinct names seen in some telemetry. */
 export interface TelemetrySample {
   /** `service.name` values of the producers' Resources. */
@@ -34,11 +46,15 @@ export class TelemetrySampleBuilder {
     return this._size;
   }
 
-  /** Add one span's names and attribute keys. */
-  addSpan(s: SpanView & { readonly scopeName?: string }): void {
+  /**
+   * Add one span's names and, unless `attributeKeys` is false, its attribute keys (a router that
+   * no longer needs them skips the cost).
+   */
+  addSpan(s: ScopedSpanView, attributeKeys = true): void {
     this._add(this._spanNames, s.name);
-    if (s.scopeName !== undefined && s.scopeName !== '') this._add(this._scopeNames, s.scopeName);
-    for (const k of Object.keys(s.attributes)) this._add(this._spanAttributeKeys, k);
+    const scope = spanScopeName(s);
+    if (scope !== undefined) this._add(this._scopeNames, scope);
+    if (attributeKeys) for (const k of Object.keys(s.attributes)) this._add(this._spanAttributeKeys, k);
     this._service(s.resource);
   }
 
@@ -74,11 +90,58 @@ export class TelemetrySampleBuilder {
 }
 
 /** Collect the names of `spans` and `logs`. */
-export function sampleTelemetry(spans: Iterable<SpanView & { readonly scopeName?: string }>, logs: Iterable<LogRecordView>): TelemetrySample {
+export function sampleTelemetry(spans: Iterable<ScopedSpanView>, logs: Iterable<LogRecordView>): TelemetrySample {
   const builder = new TelemetrySampleBuilder();
   for (const s of spans) builder.addSpan(s);
   for (const l of logs) builder.addLog(l);
   return builder.sample();
+}
+
+/**
+ * How a profile recognises the telemetry of the agent it reads, from the producer's own evidence:
+ * names only (Resource `service.name`, instrumentation scope, span and log event names, span
+ * attribute keys), never attribute values. A profile recognises a {@link TelemetrySample} when any
+ * one of the declared names is present (`spanAttributeKeys`: when all of them are).
+ */
+export interface WireProfileRecognition {
+  /** Exact Resource `service.name` values the agent sets (e.g. `qwen-code`). */
+  readonly serviceNames?: readonly string[];
+  /** Exact instrumentation scope names (e.g. `gemini-cli`). */
+  readonly scopeNames?: readonly string[];
+  /** Prefixes of the agent's instrumentation scope names (e.g. `com.anthropic.claude_code`). */
+  readonly scopeNamePrefixes?: readonly string[];
+  /** Prefixes of the agent's span names (e.g. `qwen-code.`). */
+  readonly spanNamePrefixes?: readonly string[];
+  /** Exact span names (e.g. `runToolCalls`). */
+  readonly spanNames?: readonly string[];
+  /** A pattern span names match (e.g. the GenAI operation names `execute_tool …`). */
+  readonly spanNamePattern?: RegExp;
+  /** Span attribute keys that, all present, mark the wire (e.g. `gen_ai.operation.name` and `gen_ai.tool.name`). */
+  readonly spanAttributeKeys?: readonly string[];
+  /** Prefixes of the agent's log event names (`event.name`, e.g. `qwen-code.`). */
+  readonly eventNamePrefixes?: readonly string[];
+  /**
+   * A conventions profile (e.g. `genai`) rather than one agent's: it reads a producer only when no
+   * agent profile recognises it, since agents' own telemetry may follow the same conventions.
+   * @defaultValue `false`
+   */
+  readonly fallback?: boolean;
+}
+
+/** Whether `sample` shows any of the names `recognition` declares (see {@link WireProfileRecognition}). */
+export function recognises(recognition: WireProfileRecognition, sample: TelemetrySample): boolean {
+  const r = recognition;
+  if (r.serviceNames?.some((n) => sample.serviceNames.has(n)) === true) return true;
+  if (r.scopeNames?.some((n) => sample.scopeNames.has(n)) === true) return true;
+  if (r.scopeNamePrefixes?.some((p) => someStartsWith(sample.scopeNames, p)) === true) return true;
+  if (r.spanNamePrefixes?.some((p) => someStartsWith(sample.spanNames, p)) === true) return true;
+  if (r.spanNames?.some((n) => sample.spanNames.has(n)) === true) return true;
+  if (r.eventNamePrefixes?.some((p) => someStartsWith(sample.eventNames, p)) === true) return true;
+  if (r.spanNamePattern !== undefined) {
+    for (const name of sample.spanNames) if (r.spanNamePattern.test(name)) return true;
+  }
+  const keys = r.spanAttributeKeys;
+  return keys !== undefined && keys.length > 0 && keys.every((k) => sample.spanAttributeKeys.has(k));
 }
 
 /** Whether any name of `names` starts with `prefix`. */

@@ -8,15 +8,15 @@ import type { FailureEngine } from '../engine/failure-engine.js';
 import type { RepetitionEngine } from '../engine/repetition-engine.js';
 import { BatchSpanProfile, DEFAULT_BATCH_SPAN_NAME } from './batch-span/batch-span-profile.js';
 import { CLAUDE_CODE_SCOPE_PREFIX, CLAUDE_CODE_SERVICE_NAME, ClaudeCodeProfile } from './claude-code/claude-code-profile.js';
-import { someStartsWith } from './detect.js';
-import type { TelemetrySample } from './detect.js';
+import { recognises } from './detect.js';
+import type { TelemetrySample, WireProfileRecognition } from './detect.js';
 import { batchSpanReads } from './batch-span/batch-span-profile.js';
 import { QWEN_CODE_READS } from './qwen-code/reads.js';
 import type { BatchSpanProfileOptions } from './batch-span/batch-span-profile.js';
 import { GenAiProfile } from './genai/genai-profile.js';
-import { AI_SDK_DIALECT, AI_SDK_READS, looksLikeAiSdk } from './ai-sdk/ai-sdk-dialect.js';
+import { AI_SDK_DIALECT, AI_SDK_READS } from './ai-sdk/ai-sdk-dialect.js';
 import { GENAI_ERROR_TYPES } from './genai/error-types.js';
-import { looksLikeGenAi } from './genai/detect.js';
+import { GENAI_RECOGNITION } from './genai/detect.js';
 import { QwenCodeProfile } from './qwen-code/qwen-code-profile.js';
 import { QwenCodeReportInputsCollector } from './qwen-code/report-inputs.js';
 import type { ReportInputsReader } from './report-inputs.js';
@@ -43,8 +43,13 @@ export interface WireProfileDefinition {
    * "`qwen-code.tool_call` log records"), and which signal it is in.
    */
   readonly terminalRecord: { readonly description: string; readonly signal: 'logs' | 'traces' };
-  /** Whether telemetry looks like this profile's wire (names only: service, scope, span, event). */
-  detect(sample: TelemetrySample): boolean;
+  /**
+   * How the agent's telemetry is recognised, from the producer's own names (service, scope, span,
+   * event; see {@link WireProfileRecognition}). `auto` routes each producer's records (per
+   * Resource) to the first profile, in registry order, that recognises it; a `fallback` profile
+   * reads only producers no other profile recognises.
+   */
+  readonly recognise: WireProfileRecognition;
   /**
    * The closed vocabulary of execution error types the agent writes (the failure key's second
    * half). Any other value is emitted as `other` (the reducer keys it on an in-memory digest).
@@ -66,10 +71,10 @@ export interface WireProfileDefinition {
 }
 
 /**
- * The built-in profiles.
+ * The built-in profiles, in precedence order (what `auto` tries first; docs/adding-an-agent.md):
  *
- * - `qwen-code`: the real qwen-code 0.24.4 wire (wire reference);
  * - `batch-span`: the design's explicit batch span (`runToolCalls`);
+ * - `qwen-code`: the real qwen-code 0.24.4 wire (wire reference);
  * - `claude-code`: Claude Code 2.1.328's logs (and beta spans when present), batches by `request_id`;
  * - `gemini-cli`: gemini-cli 0.61.0's logs, batches by the `schedule_tool_calls` span on each
  *   `tool_call` log (docs/gemini-cli.md);
@@ -79,29 +84,29 @@ export interface WireProfileDefinition {
  *   read by the `genai` profile's rules under the SDK's names (docs/ai-sdk.md).
  */
 export const WIRE_PROFILES = {
-  'qwen-code': {
-    defaultNamespace: 'qwen-code',
-    terminalRecord: { description: '`qwen-code.tool_call` log records', signal: 'logs' },
-    detect: (t) =>
-      t.serviceNames.has('qwen-code') || someStartsWith(t.spanNames, 'qwen-code.') || someStartsWith(t.eventNames, 'qwen-code.'),
-    executionErrorTypes: QWEN_CODE_TOOL_ERROR_TYPES,
-    reads: () => QWEN_CODE_READS,
-    create: (engine, repetition) => new QwenCodeProfile(engine, repetition),
-    readReportInputs: () => new QwenCodeReportInputsCollector(),
-  },
   'batch-span': {
     defaultNamespace: 'qwen-code',
     terminalRecord: { description: 'ended tool spans under the batch span', signal: 'traces' },
-    detect: (t) => t.spanNames.has(DEFAULT_BATCH_SPAN_NAME),
+    // Before qwen-code: the design's batch span may come from a qwen-code build that writes it.
+    recognise: { spanNames: [DEFAULT_BATCH_SPAN_NAME] },
     // The design's batch span carries the same ToolErrorType values.
     executionErrorTypes: QWEN_CODE_TOOL_ERROR_TYPES,
     reads: (options) => batchSpanReads(options.batchSpan),
     create: (engine, _repetition, options) => new BatchSpanProfile(engine, options.batchSpan),
   },
+  'qwen-code': {
+    defaultNamespace: 'qwen-code',
+    terminalRecord: { description: '`qwen-code.tool_call` log records', signal: 'logs' },
+    recognise: { serviceNames: ['qwen-code'], spanNamePrefixes: ['qwen-code.'], eventNamePrefixes: ['qwen-code.'] },
+    executionErrorTypes: QWEN_CODE_TOOL_ERROR_TYPES,
+    reads: () => QWEN_CODE_READS,
+    create: (engine, repetition) => new QwenCodeProfile(engine, repetition),
+    readReportInputs: () => new QwenCodeReportInputsCollector(),
+  },
   'claude-code': {
     defaultNamespace: 'claude-code',
     terminalRecord: { description: '`claude_code.tool_result` log records', signal: 'logs' },
-    detect: (t) => t.serviceNames.has(CLAUDE_CODE_SERVICE_NAME) || someStartsWith(t.scopeNames, CLAUDE_CODE_SCOPE_PREFIX),
+    recognise: { serviceNames: [CLAUDE_CODE_SERVICE_NAME], scopeNamePrefixes: [CLAUDE_CODE_SCOPE_PREFIX] },
     // The profile maps Claude Code's open-ended error classes onto this closed set itself.
     executionErrorTypes: CLAUDE_CODE_FAILURE_CLASSES,
     reads: () => CLAUDE_CODE_READS,
@@ -112,10 +117,7 @@ export const WIRE_PROFILES = {
   'gemini-cli': {
     defaultNamespace: 'gemini-cli',
     terminalRecord: { description: '`gemini_cli.tool_call` log records', signal: 'logs' },
-    detect: (t) =>
-      t.serviceNames.has(GEMINI_CLI_SERVICE_NAME) ||
-      t.scopeNames.has(GEMINI_CLI_SERVICE_NAME) ||
-      someStartsWith(t.eventNames, GEMINI_CLI_EVENT_PREFIX),
+    recognise: { serviceNames: [GEMINI_CLI_SERVICE_NAME], scopeNames: [GEMINI_CLI_SERVICE_NAME], eventNamePrefixes: [GEMINI_CLI_EVENT_PREFIX] },
     executionErrorTypes: GEMINI_CLI_TOOL_ERROR_TYPES,
     reads: () => GEMINI_CLI_READS,
     create: (engine, repetition) => new GeminiCliProfile(engine, repetition),
@@ -123,7 +125,9 @@ export const WIRE_PROFILES = {
   genai: {
     defaultNamespace: 'agent',
     terminalRecord: { description: 'ended `execute_tool` spans', signal: 'traces' },
-    detect: looksLikeGenAi,
+    // A conventions profile: qwen-code's own spans carry GenAI attributes and its HTTP client spans
+    // are named `chat`, so it reads only producers no agent profile recognises.
+    recognise: GENAI_RECOGNITION,
     // Allowlisted raw types map to these values; others become private keys, emitted as `other`.
     // No `reads`: span names carry the operation and the model or tool name, so serve keeps all.
     executionErrorTypes: GENAI_ERROR_TYPES,
@@ -132,7 +136,7 @@ export const WIRE_PROFILES = {
   'ai-sdk': {
     defaultNamespace: 'agent',
     terminalRecord: { description: 'ended `ai.toolCall` spans', signal: 'traces' },
-    detect: looksLikeAiSdk,
+    recognise: { spanNames: AI_SDK_READS.spanNames ?? [] },
     // The same raw types (an error's `name`) as the GenAI conventions' exception events.
     executionErrorTypes: GENAI_ERROR_TYPES,
     reads: () => AI_SDK_READS,
@@ -148,16 +152,26 @@ export function isWireProfileName(name: unknown): name is WireProfileName {
   return typeof name === 'string' && Object.prototype.hasOwnProperty.call(WIRE_PROFILES, name);
 }
 
+/** Profile names in precedence order: agent profiles in registry order, then `fallback` ones. */
+export const WIRE_PROFILE_PRECEDENCE: readonly WireProfileName[] = Object.freeze(
+  (Object.keys(WIRE_PROFILES) as WireProfileName[]).sort(
+    (a, b) => Number(isFallback(a)) - Number(isFallback(b)),
+  ),
+);
+
+function isFallback(name: WireProfileName): boolean {
+  return (WIRE_PROFILES[name].recognise as WireProfileRecognition).fallback === true;
+}
+
 /**
- * The built-in profiles whose wire `sample` looks like, most specific first (`batch-span` before
- * `qwen-code`: the design's batch span may come from a qwen-code build that writes it; the agents'
- * own profiles before `genai`: qwen-code's own spans carry GenAI attributes).
+ * The built-in profiles whose wire `sample` looks like, in precedence order
+ * ({@link WIRE_PROFILE_PRECEDENCE}): the first one reads the producer under `auto`.
  */
 export function detectWireProfiles(sample: TelemetrySample): WireProfileName[] {
-  const order: readonly WireProfileName[] = ['batch-span', 'qwen-code', 'claude-code', 'gemini-cli', 'ai-sdk', 'genai'];
-  const found = order.filter((name) => WIRE_PROFILES[name].detect(sample));
-  for (const name of Object.keys(WIRE_PROFILES) as WireProfileName[]) {
-    if (!found.includes(name) && WIRE_PROFILES[name].detect(sample)) found.push(name);
-  }
-  return found;
+  return WIRE_PROFILE_PRECEDENCE.filter((name) => recognises(WIRE_PROFILES[name].recognise, sample));
 }
+
+/** The execution error types of every built-in profile (the vocabulary of a guard that routes to them all). */
+export const ALL_EXECUTION_ERROR_TYPES: readonly string[] = Object.freeze([
+  ...new Set(Object.values(WIRE_PROFILES).flatMap((d: WireProfileDefinition) => d.executionErrorTypes)),
+]);

@@ -15,19 +15,23 @@ import { readTelemetryText } from '../otlp/telemetry-file.js';
 import type { TelemetryRecordSink } from '../otlp/telemetry-file.js';
 import type { BatchSpanProfileOptions } from '../profiles/batch-span/batch-span-profile.js';
 import { TelemetrySampleBuilder } from '../profiles/detect.js';
+import type { TelemetrySample } from '../profiles/detect.js';
+import { resourceKey } from '../profiles/router/producer-recognizer.js';
 import { inTreeGuardEvents } from '../profiles/qwen-code/in-tree.js';
 import type { InTreeGuardEvent } from '../profiles/qwen-code/in-tree.js';
-import { detectWireProfiles, WIRE_PROFILES } from '../profiles/registry.js';
+import { detectWireProfiles, WIRE_PROFILE_PRECEDENCE, WIRE_PROFILES } from '../profiles/registry.js';
 import type { WireProfileDefinition, WireProfileName } from '../profiles/registry.js';
 import { emptyReportInputs } from '../profiles/report-inputs.js';
 import type { ReportInputs, ReportInputsCollector } from '../profiles/report-inputs.js';
 import { hrTimeToMillis } from '../profiles/wire-profile.js';
+import type { ResourceView } from '../profiles/wire-profile.js';
 
 /** Options of {@link parseReplayInput}. */
 export interface ReplayInputOptions {
   /**
-   * The profile the input will be replayed with, or `'auto'`: the profile `replayRecords` would
-   * detect from the whole input (the first of `detectWireProfiles`, else `qwen-code`).
+   * The profile the input will be replayed with, or `'auto'`: each producer's (each Resource's)
+   * records read by the profile `replayRecords` would recognise from all of them (see
+   * {@link producerProfiles}).
    * @defaultValue `'auto'`
    */
   readonly profile?: WireProfileName | 'auto';
@@ -51,10 +55,34 @@ export interface TelemetrySource {
   readonly file: string;
 }
 
+/** A producer of the input whose records no profile read: its names (never values) and how many records. */
+export interface UnreadProducerInput {
+  /** Its Resource's `service.name` values (none or one). */
+  readonly serviceNames: readonly string[];
+  /** The instrumentation scope names of its records. */
+  readonly scopeNames: readonly string[];
+  /** Spans and log records it sent. */
+  readonly records: number;
+}
+
 /** What the replay takes from the whole input, gathered from every record before projection. */
 export interface WholeInputFacts {
   /** The profile the records were projected for (what `replayRecords` must replay them with). */
   readonly profile: WireProfileName;
+  /**
+   * The profiles that read the input, in precedence order: the one given, or with `auto` each
+   * producer's (empty when no producer was recognised: then `profile` is `qwen-code`, as before).
+   */
+  readonly profiles: readonly WireProfileName[];
+  /** Whether the projection was asked for `auto` (each producer's profile) or for one profile. */
+  readonly auto: boolean;
+  /**
+   * With `auto` and several profiles in use: each producer's profile, by `resourceKey` of its
+   * Resource (records of producers absent here were not kept). `undefined`: `profile` reads every record.
+   */
+  readonly producerProfiles: ReadonlyMap<string, WireProfileName> | undefined;
+  /** Producers no profile read (with `auto` and several profiles in use): their names and record counts. */
+  readonly unread: readonly UnreadProducerInput[];
   /** The `batch-span` options the projection used. */
   readonly batchSpan: BatchSpanProfileOptions | undefined;
   /** The built-in profiles the whole input looks like, most specific first (may be empty). */
@@ -109,9 +137,47 @@ function isInTreeEventName(name: string): boolean {
   return inTreeGuardEvents([probe]).length > 0;
 }
 
-/** Reads records, keeps what one profile reads, and gathers the whole input's facts. */
+/** One producer's (one Resource's) records as read: its names, its profile once known, what waits for it. */
+interface ProducerInput {
+  readonly sample: TelemetrySampleBuilder;
+  sampleSizeSeen: number;
+  /** Records seen before the profile was known, and when to try recognition next. */
+  undecided: number;
+  nextDetection: number;
+  profile: WireProfileName | undefined;
+  filter: RecordFilter | undefined;
+  pendingSpans: RecordedSpan[];
+  pendingLogs: RecordedLog[];
+}
+
+/**
+ * How records are assigned to profiles: one profile for all (`--profile`), or `auto` with each
+ * producer's profile recognised as its records come (`fixed` undefined), or fixed per producer
+ * from a first read of the whole input.
+ */
+type Assignment =
+  | { readonly kind: 'one'; readonly profile: WireProfileName }
+  | { readonly kind: 'auto'; readonly fixed: ReadonlyMap<string, WireProfileName> | undefined };
+
+/**
+ * The profile each producer's records go to, from each producer's names over the whole input:
+ * the first profile that recognises it (see `detectWireProfiles`); producers none recognises are
+ * absent. Then the profiles in use, in precedence order.
+ */
+export function producerProfiles(samples: ReadonlyMap<string, TelemetrySample>): { producers: Map<string, WireProfileName>; profiles: WireProfileName[] } {
+  const producers = new Map<string, WireProfileName>();
+  for (const [key, sample] of samples) {
+    const first = detectWireProfiles(sample)[0];
+    if (first !== undefined) producers.set(key, first);
+  }
+  const inUse = new Set(producers.values());
+  return { producers, profiles: WIRE_PROFILE_PRECEDENCE.filter((p) => inUse.has(p)) };
+}
+
+/** Reads records, keeps what each producer's profile reads, and gathers the whole input's facts. */
 class ProjectingReader implements TelemetryRecordSink {
   private readonly _options: ReplayInputOptions;
+  private readonly _assignment: Assignment;
   private readonly _spans: RecordedSpan[] = [];
   private readonly _logs: RecordedLog[] = [];
   private _metricCount = 0;
@@ -121,26 +187,20 @@ class ProjectingReader implements TelemetryRecordSink {
   private _clockAnomalies = 0;
   private readonly _ticks: number[] = [];
   private readonly _sample = new TelemetrySampleBuilder();
-  private _sampleSizeSeen = 0;
-  /** Records seen before the profile was known, and when to try detection next. */
-  private _undecided = 0;
-  private _nextDetection = 1;
+  private readonly _producers = new Map<string, ProducerInput>();
   private readonly _ids = { promptIds: new Set<string>(), sessionIds: new Set<string>() };
   private readonly _inTreeLogs: RecordedLog[] = [];
   /** Whether `inTreeGuardEvents` reads log records of an event name, by name. */
   private readonly _inTreeNames = new Map<string, boolean>();
-  /** The profile, once known; until then records are held whole in `_pending*`. */
-  private _profile: WireProfileName | undefined;
-  private _filter: RecordFilter | undefined;
-  private _pendingSpans: RecordedSpan[] = [];
-  private _pendingLogs: RecordedLog[] = [];
-  private _report: ReportInputsCollector | undefined;
-  /** Logs for the report collector, which reads every span before any log (as `readReportInputs`). */
-  private readonly _reportLogs: RecordedLog[] = [];
+  private readonly _filters = new Map<WireProfileName, RecordFilter>();
+  /** The shadow report's collectors, by profile (only profiles with a report reader). */
+  private readonly _reports = new Map<WireProfileName, ReportInputsCollector>();
+  /** Logs for the report collectors, which read every span before any log (as `readReportInputs`). */
+  private readonly _reportLogs: { readonly profile: WireProfileName; readonly log: RecordedLog }[] = [];
 
-  constructor(options: ReplayInputOptions, profile: WireProfileName | undefined) {
+  constructor(options: ReplayInputOptions, assignment: Assignment) {
     this._options = options;
-    if (profile !== undefined) this._decide(profile);
+    this._assignment = assignment;
   }
 
   span(s: RecordedSpan): void {
@@ -148,11 +208,13 @@ class ProjectingReader implements TelemetryRecordSink {
     if (hrTimeToMillis(s.endTime) < hrTimeToMillis(s.startTime)) this._clockAnomalies++;
     this._sample.addSpan(s);
     addSpanInputIdentifiers(s, this._ids);
-    if (this._filter === undefined) {
-      this._pendingSpans.push(s);
-      this._detect();
+    const p = this._producer(s.resource);
+    p.sample.addSpan(s);
+    if (p.filter === undefined) {
+      p.pendingSpans.push(s);
+      this._detect(p);
     } else {
-      this._keepSpan(s, this._filter);
+      this._keepSpan(s, p.profile as WireProfileName, p.filter);
     }
   }
 
@@ -163,11 +225,13 @@ class ProjectingReader implements TelemetryRecordSink {
     // Candidates for the in-tree guard's events (`inTreeGuardEvents` of them all decides at the end).
     const name = l.attributes['event.name'] ?? l.eventName;
     if (typeof name === 'string' && this._isInTreeEventName(name)) this._inTreeLogs.push(l);
-    if (this._filter === undefined) {
-      this._pendingLogs.push(l);
-      this._detect();
+    const p = this._producer(l.resource);
+    p.sample.addLog(l);
+    if (p.filter === undefined) {
+      p.pendingLogs.push(l);
+      this._detect(p);
     } else {
-      this._keepLog(l, this._filter);
+      this._keepLog(l, p.profile as WireProfileName, p.filter);
     }
   }
 
@@ -180,25 +244,43 @@ class ProjectingReader implements TelemetryRecordSink {
   }
 
   /**
-   * The projected batch, or the profile the whole input detects as when it is not the one the
-   * first records looked like (then the input must be read again for that profile).
+   * The projected batch, or, with `auto`, each producer's profile over the whole input when one
+   * differs from what its first records looked like (then the input must be read again with them).
    */
-  finish(): ProjectedRecordBatch | WireProfileName {
+  finish(): ProjectedRecordBatch | Map<string, WireProfileName> {
     const detectedProfiles = detectWireProfiles(this._sample.sample());
-    const detected = detectedProfiles[0] ?? 'qwen-code';
-    if (this._profile === undefined) this._decide(detected);
-    else if (this._options.profile === undefined || this._options.profile === 'auto') {
-      if (detected !== this._profile) return detected;
+    const samples = new Map<string, TelemetrySample>();
+    for (const [key, p] of this._producers) samples.set(key, p.sample.sample());
+    const { producers, profiles } = producerProfiles(samples);
+    const a = this._assignment;
+    if (a.kind === 'auto' && a.fixed === undefined) {
+      for (const [key, p] of this._producers) {
+        if (p.profile !== undefined && p.profile !== producers.get(key)) return producers;
+      }
     }
-    const profile = this._profile as WireProfileName;
+    // Producers no profile recognises: with one profile in use (or none: qwen-code, as before) it
+    // reads them too; with several, none does.
+    const shared: WireProfileName | undefined = a.kind === 'one' ? a.profile : profiles.length <= 1 ? (profiles[0] ?? 'qwen-code') : undefined;
+    const unread: UnreadProducerInput[] = [];
+    for (const [key, p] of this._producers) {
+      if (p.filter !== undefined) continue;
+      const profile = producers.get(key) ?? shared;
+      if (profile !== undefined) this._decide(p, profile);
+      else {
+        for (const s of p.pendingSpans) this._tickSpan(s);
+        for (const l of p.pendingLogs) this._ticks.push(hrTimeToMillis(l.hrTime));
+        const sample = p.sample.sample();
+        unread.push({ serviceNames: [...sample.serviceNames], scopeNames: [...sample.scopeNames], records: p.pendingSpans.length + p.pendingLogs.length });
+        p.pendingSpans = [];
+        p.pendingLogs = [];
+      }
+    }
+    const profile = a.kind === 'one' ? a.profile : (profiles[0] ?? 'qwen-code');
     let reportInputs: ReportInputs | undefined;
     if (this._options.reportInputs === true) {
-      const report = this._report;
-      if (report === undefined) reportInputs = emptyReportInputs();
-      else {
-        for (const l of this._reportLogs) report.addLog(l);
-        reportInputs = report.finish();
-      }
+      for (const { profile: p, log } of this._reportLogs) this._reports.get(p)?.addLog(log);
+      const report = this._reports.get(profile) ?? this._reports.values().next().value;
+      reportInputs = report === undefined ? emptyReportInputs() : report.finish();
     }
     const clockTicks = Float64Array.from(this._ticks).sort();
     return {
@@ -208,6 +290,10 @@ class ProjectingReader implements TelemetryRecordSink {
       ignoredCount: this._ignoredCount,
       whole: {
         profile,
+        auto: a.kind === 'auto',
+        profiles: a.kind === 'one' ? [a.profile] : profiles,
+        producerProfiles: a.kind === 'one' || profiles.length <= 1 ? undefined : producers,
+        unread,
         batchSpan: this._options.batchSpan,
         detectedProfiles,
         spanCount: this._spanCount,
@@ -221,6 +307,28 @@ class ProjectingReader implements TelemetryRecordSink {
     };
   }
 
+  private _producer(resource: ResourceView | undefined): ProducerInput {
+    const key = resourceKey(resource);
+    let p = this._producers.get(key);
+    if (p === undefined) {
+      p = {
+        sample: new TelemetrySampleBuilder(),
+        sampleSizeSeen: 0,
+        undecided: 0,
+        nextDetection: 1,
+        profile: undefined,
+        filter: undefined,
+        pendingSpans: [],
+        pendingLogs: [],
+      };
+      this._producers.set(key, p);
+      const a = this._assignment;
+      const profile = a.kind === 'one' ? a.profile : a.fixed?.get(key);
+      if (profile !== undefined) this._decide(p, profile);
+    }
+    return p;
+  }
+
   private _isInTreeEventName(name: string): boolean {
     let inTree = this._inTreeNames.get(name);
     if (inTree === undefined) this._inTreeNames.set(name, (inTree = isInTreeEventName(name)));
@@ -228,54 +336,69 @@ class ProjectingReader implements TelemetryRecordSink {
   }
 
   /**
-   * With `auto`, take the profile the records so far look like, once they look like one. Tried after
-   * 1, 2, 4, 8, ... records (when new names came), so that input no profile recognises is not
-   * checked again for every new name.
+   * With `auto`, take the profile a producer's records so far look like, once they look like one.
+   * Tried after 1, 2, 4, 8, ... of its records (when new names came), so that a producer no
+   * profile recognises is not checked again for every new name.
    */
-  private _detect(): void {
-    this._undecided++;
-    if (this._undecided < this._nextDetection || this._sample.size === this._sampleSizeSeen) return;
-    this._nextDetection = this._undecided * 2;
-    this._sampleSizeSeen = this._sample.size;
-    const found = detectWireProfiles(this._sample.sample());
-    if (found.length > 0) this._decide(found[0] as WireProfileName);
+  private _detect(p: ProducerInput): void {
+    if (this._assignment.kind !== 'auto' || this._assignment.fixed !== undefined) return;
+    p.undecided++;
+    if (p.undecided < p.nextDetection || p.sample.size === p.sampleSizeSeen) return;
+    p.nextDetection = p.undecided * 2;
+    p.sampleSizeSeen = p.sample.size;
+    const found = detectWireProfiles(p.sample.sample());
+    if (found.length > 0) this._decide(p, found[0] as WireProfileName);
   }
 
-  private _decide(profile: WireProfileName): void {
-    const definition: WireProfileDefinition = WIRE_PROFILES[profile];
-    this._profile = profile;
-    const filter = new RecordFilter(definition.reads?.({ batchSpan: this._options.batchSpan }));
-    this._filter = filter;
-    if (this._options.reportInputs === true) this._report = definition.readReportInputs?.();
-    const spans = this._pendingSpans;
-    const logs = this._pendingLogs;
-    this._pendingSpans = [];
-    this._pendingLogs = [];
-    for (const s of spans) this._keepSpan(s, filter);
-    for (const l of logs) this._keepLog(l, filter);
+  private _decide(p: ProducerInput, profile: WireProfileName): void {
+    p.profile = profile;
+    const filter = this._filter(profile);
+    p.filter = filter;
+    const spans = p.pendingSpans;
+    const logs = p.pendingLogs;
+    p.pendingSpans = [];
+    p.pendingLogs = [];
+    for (const s of spans) this._keepSpan(s, profile, filter);
+    for (const l of logs) this._keepLog(l, profile, filter);
   }
 
-  private _keepSpan(s: RecordedSpan, filter: RecordFilter): void {
-    this._report?.addSpan(s);
-    const kept = filter.span(s);
-    if (kept !== undefined) {
-      this._spans.push(kept);
-    } else {
-      const start = hrTimeToMillis(s.startTime);
-      this._ticks.push(start, Math.max(start, hrTimeToMillis(s.endTime)));
+  private _filter(profile: WireProfileName): RecordFilter {
+    let filter = this._filters.get(profile);
+    if (filter === undefined) {
+      const definition: WireProfileDefinition = WIRE_PROFILES[profile];
+      filter = new RecordFilter(definition.reads?.({ batchSpan: this._options.batchSpan }));
+      this._filters.set(profile, filter);
+      const report = this._options.reportInputs === true ? definition.readReportInputs?.() : undefined;
+      if (report !== undefined) this._reports.set(profile, report);
     }
+    return filter;
   }
 
-  private _keepLog(l: RecordedLog, filter: RecordFilter): void {
-    if (this._report !== undefined) {
+  private _keepSpan(s: RecordedSpan, profile: WireProfileName, filter: RecordFilter): void {
+    this._reports.get(profile)?.addSpan(s);
+    const kept = filter.span(s);
+    if (kept !== undefined) this._spans.push(kept);
+    else this._tickSpan(s);
+  }
+
+  private _tickSpan(s: RecordedSpan): void {
+    const start = hrTimeToMillis(s.startTime);
+    this._ticks.push(start, Math.max(start, hrTimeToMillis(s.endTime)));
+  }
+
+  private _keepLog(l: RecordedLog, profile: WireProfileName, filter: RecordFilter): void {
+    if (this._reports.has(profile)) {
       this._reportLogs.push({
-        hrTime: l.hrTime,
-        attributes: l.attributes,
-        spanContext: l.spanContext,
-        eventName: l.eventName,
-        instrumentationScope: l.instrumentationScope,
-        body: undefined,
-        resource: l.resource,
+        profile,
+        log: {
+          hrTime: l.hrTime,
+          attributes: l.attributes,
+          spanContext: l.spanContext,
+          eventName: l.eventName,
+          instrumentationScope: l.instrumentationScope,
+          body: undefined,
+          resource: l.resource,
+        },
       });
     }
     const kept = filter.log(l);
@@ -290,8 +413,9 @@ class ProjectingReader implements TelemetryRecordSink {
  * gives the same decisions, unjudged batches, evictions, in-tree events, counts and emitted
  * telemetry as replaying `parseTelemetryText` of the same sources, with much less held.
  *
- * With `profile: 'auto'` the profile is taken from the first records that look like one; if the
- * whole input then detects as another profile, the sources are read a second time for that one.
+ * With `profile: 'auto'` each producer's profile is taken from its first records that look like
+ * one; if a producer's whole records then look like another profile, the sources are read a second
+ * time with every producer's profile fixed.
  *
  * @param sources - the files' contents (text or UTF-8 bytes), in order (as if concatenated into one batch)
  * @param options - the profile (default `auto`), `batch-span` options, and whether to collect the
@@ -301,16 +425,15 @@ class ProjectingReader implements TelemetryRecordSink {
  *   object that holds it) or a source with no telemetry at all
  */
 export function parseReplayInput(sources: readonly TelemetrySource[], options: ReplayInputOptions = {}): ProjectedRecordBatch {
-  const requested = options.profile === undefined || options.profile === 'auto' ? undefined : options.profile;
-  const read = (profile: WireProfileName | undefined): ProjectedRecordBatch | WireProfileName => {
-    const reader = new ProjectingReader(options, profile);
+  const read = (assignment: Assignment): ProjectedRecordBatch | Map<string, WireProfileName> => {
+    const reader = new ProjectingReader(options, assignment);
     for (const s of sources) readTelemetryText(s.text, s.file, reader);
     return reader.finish();
   };
-  const first = read(requested);
-  if (typeof first !== 'string') return first;
-  // Only with `auto`: the first records looked like one profile, the whole input like another.
-  const again = read(first);
-  if (typeof again === 'string') throw new Error('parseReplayInput: the detected profile changed between two reads of the same input');
+  const first = read(options.profile === undefined || options.profile === 'auto' ? { kind: 'auto', fixed: undefined } : { kind: 'one', profile: options.profile });
+  if (!(first instanceof Map)) return first;
+  // Only with `auto`: a producer's first records looked like one profile, all of them like another.
+  const again = read({ kind: 'auto', fixed: first });
+  if (again instanceof Map) throw new Error('parseReplayInput: the detected profiles changed between two reads of the same input');
   return again;
 }

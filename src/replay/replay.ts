@@ -9,18 +9,20 @@ import type { ReadWriteLogRecord } from '@opentelemetry/sdk-logs';
 import type { ReadableSpan, Span } from '@opentelemetry/sdk-trace';
 import { detectWireProfiles, WIRE_PROFILES } from '../profiles/registry.js';
 import type { WireProfileDefinition, WireProfileName } from '../profiles/registry.js';
-import { sampleTelemetry } from '../profiles/detect.js';
+import { sampleTelemetry, TelemetrySampleBuilder } from '../profiles/detect.js';
+import { ProducerRecognizer, resourceKey } from '../profiles/router/producer-recognizer.js';
 import type { BatchDecision, UnjudgedReason } from '../engine/failure-types.js';
 import type { RepetitionDecisionRecord } from '../engine/repetition-engine.js';
 import { RepeatedToolFailureGuard } from '../otel/repeated-tool-failure-guard.js';
 import type { BatchSpanProfileOptions } from '../profiles/batch-span/batch-span-profile.js';
 import { hrTimeToMillis, notCheckableFor } from '../profiles/wire-profile.js';
+import type { ResourceView } from '../profiles/wire-profile.js';
 import type { GuardMode } from '../core/failure/types.js';
 import type { RecordBatch, RecordedLog, RecordedSpan } from '../otlp/records.js';
 import { inTreeGuardEvents } from '../profiles/qwen-code/in-tree.js';
 import type { InTreeGuardEvent } from '../profiles/qwen-code/in-tree.js';
-import { isProjectedRecordBatch } from './replay-input.js';
-import type { ProjectedRecordBatch } from './replay-input.js';
+import { isProjectedRecordBatch, producerProfiles } from './replay-input.js';
+import type { ProjectedRecordBatch, WholeInputFacts } from './replay-input.js';
 
 /** Options of {@link replayRecords}. */
 export interface ReplayOptions {
@@ -30,8 +32,9 @@ export interface ReplayOptions {
    */
   readonly mode?: GuardMode;
   /**
-   * The wire profile, or `'auto'`: the first built-in profile the records look like (see
-   * `detectWireProfiles`), else `qwen-code`. @defaultValue `'auto'`
+   * The wire profile for every record, or `'auto'`: each producer's (each Resource's) records read
+   * by the first built-in profile its records look like (`producerProfiles`); with one profile in
+   * use (or none: `qwen-code`) it reads every record. @defaultValue `'auto'`
    */
   readonly profile?: WireProfileName | 'auto';
   readonly batchSpan?: BatchSpanProfileOptions;
@@ -76,8 +79,16 @@ export interface ReplayResult {
   readonly emitted: readonly EmittedGuardRecord[];
   readonly spanCount: number;
   readonly logCount: number;
-  /** The profile the records were replayed with. */
+  /**
+   * The profile the records were replayed with; with several in use (`profiles`), the first of
+   * them; `qwen-code` when `auto` recognised no producer.
+   */
   readonly profile: WireProfileName;
+  /**
+   * Every profile that read records, in precedence order: with `auto`, each producer's (Resource's)
+   * own (empty when no producer was recognised); else the one asked for.
+   */
+  readonly profiles: readonly WireProfileName[];
   /** The built-in profiles the records look like, most specific first (may be empty). */
   readonly detectedProfiles: readonly WireProfileName[];
   /** Namespace of the guard's emitted names (the profile's own unless configured). */
@@ -132,6 +143,31 @@ function sameOptions(a: unknown, b: unknown): boolean {
   return a === b || JSON.stringify(a) === JSON.stringify(b);
 }
 
+interface Routing {
+  readonly profiles: readonly WireProfileName[];
+  readonly producerProfiles: ReadonlyMap<string, WireProfileName> | undefined;
+}
+
+/**
+ * What `auto` reads `records` with: each producer's profile (as `parseReplayInput` finds them).
+ * Records projected for one profile carry only the whole input's detection: its first, which the
+ * caller checks against the projection's profile.
+ */
+function autoRouting(records: RecordBatch, whole: WholeInputFacts | undefined): Routing {
+  if (whole !== undefined) return whole.auto ? whole : { profiles: whole.detectedProfiles.slice(0, 1), producerProfiles: undefined };
+  const samples = new Map<string, TelemetrySampleBuilder>();
+  const sampleOf = (r: ResourceView | undefined): TelemetrySampleBuilder => {
+    const key = resourceKey(r);
+    let b = samples.get(key);
+    if (b === undefined) samples.set(key, (b = new TelemetrySampleBuilder()));
+    return b;
+  };
+  for (const s of records.spans) sampleOf(s.resource).addSpan(s);
+  for (const l of records.logs) sampleOf(l.resource).addLog(l);
+  const { producers, profiles } = producerProfiles(new Map([...samples].map(([k, b]) => [k, b.sample()])));
+  return { profiles, producerProfiles: profiles.length > 1 ? producers : undefined };
+}
+
 /**
  * Replay records through a fresh guard (span processor, log-record processor and engine exactly
  * as registered in-process) and collect the decisions.
@@ -146,11 +182,19 @@ export async function replayRecords(records: RecordBatch | ProjectedRecordBatch,
   const whole = isProjectedRecordBatch(records) ? records.whole : undefined;
   const inTree = whole === undefined ? inTreeGuardEvents(records.logs) : whole.inTree;
   const detectedProfiles = whole === undefined ? detectWireProfiles(sampleTelemetry(records.spans, records.logs)) : whole.detectedProfiles;
-  const profile = options.profile === undefined || options.profile === 'auto' ? (detectedProfiles[0] ?? 'qwen-code') : options.profile;
+  const auto = options.profile === undefined || options.profile === 'auto';
+  const routing = auto ? autoRouting(records, whole) : undefined;
+  const profile = routing === undefined ? (options.profile as WireProfileName) : (routing.profiles[0] ?? 'qwen-code');
+  const profiles = routing === undefined ? [profile] : routing.profiles;
+  // Several agents in one input: every producer's records read by its own profile.
+  const producers = routing?.producerProfiles;
   const batchSpan = options.batchSpan ?? whole?.batchSpan;
   if (whole !== undefined) {
     if (profile !== whole.profile) throw new Error(`replayRecords: the records were projected for profile ${whole.profile}, not ${profile}`);
-    if (profile === 'batch-span' && !sameOptions(batchSpan, whole.batchSpan)) {
+    if (!auto && whole.producerProfiles !== undefined) {
+      throw new Error(`replayRecords: the records were projected for profiles ${whole.profiles.join(', ')} (auto), not ${profile} alone`);
+    }
+    if (profiles.includes('batch-span') && !sameOptions(batchSpan, whole.batchSpan)) {
       throw new Error('replayRecords: the records were projected for other batch-span options');
     }
   }
@@ -162,7 +206,9 @@ export async function replayRecords(records: RecordBatch | ProjectedRecordBatch,
   const meterProvider = new MeterProvider({ readers: [reader] });
   const guard = new RepeatedToolFailureGuard({
     mode: options.mode ?? 'shadow',
-    profile,
+    ...(producers === undefined
+      ? { profile }
+      : { profile: 'auto', producers: new ProducerRecognizer({ producerProfile: (r: ResourceView | undefined) => producers.get(resourceKey(r)) }) }),
     batchSpan,
     clock: () => now,
     controlHookRequired: false,
@@ -238,7 +284,6 @@ export async function replayRecords(records: RecordBatch | ProjectedRecordBatch,
   }
   await meterProvider.shutdown();
   await loggerProvider.shutdown();
-  const definition: WireProfileDefinition = WIRE_PROFILES[profile];
   return {
     decisions,
     repetition,
@@ -250,10 +295,12 @@ export async function replayRecords(records: RecordBatch | ProjectedRecordBatch,
     logCount: whole === undefined ? records.logs.length : whole.logCount,
     lateRecords,
     profile,
+    profiles,
     detectedProfiles,
     namespace: guard.options.namespace,
     clockAnomalies: whole === undefined ? clockAnomalies : whole.clockAnomalies,
-    notCheckable: notCheckableFor(definition.notCheckable, records.spans),
-    blindSpots: definition.blindSpots ?? [],
+    // Several profiles in use: what any of them cannot check or see.
+    notCheckable: Object.assign({}, ...profiles.map((p) => notCheckableFor((WIRE_PROFILES[p] as WireProfileDefinition).notCheckable, records.spans))) as Record<string, string>,
+    blindSpots: [...new Set(profiles.flatMap((p) => (WIRE_PROFILES[p] as WireProfileDefinition).blindSpots ?? []))],
   };
 }

@@ -22,7 +22,8 @@ import type { BatchDecision } from '../engine/failure-types.js';
 import { RepeatedToolFailureGuard } from '../otel/repeated-tool-failure-guard.js';
 import type { GuardMode } from '../core/failure/types.js';
 import type { WireProfileDefinition, WireProfileName } from '../profiles/registry.js';
-import { AutoDetectProfile } from '../profiles/auto/auto-profile.js';
+import { ProducerRecognizer } from '../profiles/router/producer-recognizer.js';
+import type { WireProfileReads } from '../profiles/wire-profile.js';
 import { VERSION } from '../otel/version.js';
 import type { RecordBatch } from '../otlp/records.js';
 import type { OtlpGrpcReceiver } from './otlp-grpc-receiver.js';
@@ -86,9 +87,9 @@ export interface GuardServerOptions {
   /** Export interval of the guard's counters, in milliseconds. @defaultValue `10000` */
   readonly metricExportIntervalMillis?: number;
   /**
-   * The agent's wire profile, or `auto`: trace by trace, `qwen-code` for traces holding a
-   * `qwen-code.*` span (and every log record), `genai` for every other trace (names as qwen-code's).
-   * @defaultValue `'qwen-code'`
+   * `auto`: every record read by the profile of the agent that produced it, told per Resource
+   * (several agents may send to one server); or one built-in profile for every record.
+   * @defaultValue `'auto'`
    */
   readonly profile?: WireProfileName | 'auto';
   /**
@@ -301,9 +302,13 @@ export async function startGuardServer(options: GuardServerOptions = {}): Promis
     exportIntervalMillis: metricExportIntervalMillis,
   });
   const meterProvider = new MeterProvider({ resource, readers: [reader] });
+  const profileOption = options.profile ?? 'auto';
+  // Under `auto`, the projection at ingest and the guard's router share one recognizer of producers.
+  const producers = profileOption === 'auto' ? new ProducerRecognizer() : undefined;
   const guard = new RepeatedToolFailureGuard({
     mode: options.mode ?? 'shadow',
-    profile: options.profile === 'auto' ? (engine, repetition) => new AutoDetectProfile(engine, repetition) : (options.profile ?? 'qwen-code'),
+    profile: profileOption,
+    producers,
     controlHookRequired: false,
     promptStartRequiredFromMillis: options.newPromptsOnly === true ? startedAtMillis : undefined,
     meterProvider,
@@ -352,10 +357,16 @@ export async function startGuardServer(options: GuardServerOptions = {}): Promis
   const budget = new IngestBudget({ maxBytes: ingestBudgetBytes });
   const profile = guard.options.profile;
   // The shadow report reads more than the profile (usage, call arguments): with it, records are kept whole.
+  const readsOf = (name: WireProfileName): WireProfileReads | undefined =>
+    (WIRE_PROFILES[name] as WireProfileDefinition).reads?.({ batchSpan: guard.options.batchSpan });
   const reads =
-    typeof profile === 'string' && report === undefined
-      ? (WIRE_PROFILES[profile] as WireProfileDefinition).reads?.({ batchSpan: guard.options.batchSpan })
-      : undefined;
+    report !== undefined || typeof profile !== 'string'
+      ? undefined
+      : profile === 'auto'
+        ? producers === undefined
+          ? undefined
+          : { recognizer: producers, readsOf }
+        : readsOf(profile);
   const projection = new RecordProjection(reads);
   const rejections = new RejectionLog(log);
   let spansKept = 0;

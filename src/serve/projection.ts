@@ -9,6 +9,8 @@ import type { OtlpSignal } from '../otlp/otlp.js';
 import { RecordFilter } from '../otlp/record-filter.js';
 import type { RecordBatch, RecordedLog, RecordedSpan } from '../otlp/records.js';
 import type { WireProfileReads } from '../profiles/wire-profile.js';
+import type { WireProfileName } from '../profiles/registry.js';
+import type { ProducerRecognizer } from '../profiles/router/producer-recognizer.js';
 
 /** Fixed cost of a held span in bytes: the object, its contexts and ids, times, two reorder-buffer entries. */
 export const SPAN_OVERHEAD_BYTES = 640;
@@ -75,21 +77,41 @@ export function estimateLogBytes(log: RecordedLog): number {
   );
 }
 
-/** A projection built once from a profile's reads. */
+/**
+ * Under `auto`: the recognizer that tells each record's producer's profile (shared with the
+ * guard's router) and what each profile reads.
+ */
+export interface ProducerReads {
+  readonly recognizer: ProducerRecognizer;
+  readonly readsOf: (profile: WireProfileName) => WireProfileReads | undefined;
+}
+
+const WHOLE = new RecordFilter(undefined);
+
+/**
+ * A projection built once from a profile's reads, or, under `auto`, per producer: each record is
+ * kept as far as its producer's profile reads it; records of a producer no profile recognises yet
+ * are kept whole (the router decides when they are released: by then more of the producer has arrived).
+ */
 export class RecordProjection {
   private readonly _filter: RecordFilter;
   private readonly _reader: OtlpProtobufRecordReader;
+  private readonly _producers: ProducerReads | undefined;
+  private readonly _filters = new Map<WireProfileName, RecordFilter>();
 
-  /** @param reads - the profile's reads; `undefined` keeps every record whole */
-  constructor(reads: WireProfileReads | undefined) {
-    this._filter = new RecordFilter(reads);
-    this._reader = new OtlpProtobufRecordReader(reads);
+  /** @param reads - the profile's reads; `undefined` keeps every record whole; {@link ProducerReads}: per producer */
+  constructor(reads: WireProfileReads | ProducerReads | undefined) {
+    const perProducer = reads !== undefined && 'recognizer' in reads ? reads : undefined;
+    this._producers = perProducer;
+    const one = perProducer === undefined ? (reads as WireProfileReads | undefined) : undefined;
+    this._filter = new RecordFilter(one);
+    this._reader = new OtlpProtobufRecordReader(one);
   }
 
   /**
    * Read an OTLP protobuf request body straight into projected records: the records
    * `project(otlpProtobufToRecords(signal, body))` gives, without building what is dropped (see
-   * {@link OtlpProtobufRecordReader}).
+   * {@link OtlpProtobufRecordReader}; per producer: read whole, then projected).
    *
    * @param signal - Which export request the body holds.
    * @param body - The request body, already decompressed.
@@ -97,23 +119,31 @@ export class RecordProjection {
    * @throws {Error} when the body is not a valid message of that type (as `otlpProtobufToRecords`).
    */
   readProtobuf(signal: OtlpSignal, body: Uint8Array): RecordBatch {
-    return this._reader.read(signal, body);
+    const read = this._reader.read(signal, body);
+    return this._producers === undefined ? read : this.project(read);
   }
 
   /** Keep what the profile reads (a new batch; without reads: the given one). Metric and ignored counts are carried over. */
   project(batch: RecordBatch): RecordBatch {
-    const filter = this._filter;
-    if (filter.whole) return batch;
+    const producers = this._producers;
+    if (producers === undefined && this._filter.whole) return batch;
     const spans: RecordedSpan[] = [];
     for (const s of batch.spans) {
-      const kept = filter.span(s);
+      const kept = (producers === undefined ? this._filter : this._filterOf(producers.recognizer.span(s))).span(s);
       if (kept !== undefined) spans.push(kept);
     }
     const logs: RecordedLog[] = [];
     for (const l of batch.logs) {
-      const kept = filter.log(l);
+      const kept = (producers === undefined ? this._filter : this._filterOf(producers.recognizer.log(l))).log(l);
       if (kept !== undefined) logs.push(kept);
     }
     return { spans, logs, metricCount: batch.metricCount, ignoredCount: batch.ignoredCount };
+  }
+
+  private _filterOf(profile: WireProfileName | undefined): RecordFilter {
+    if (profile === undefined) return WHOLE;
+    let filter = this._filters.get(profile);
+    if (filter === undefined) this._filters.set(profile, (filter = new RecordFilter(this._producers?.readsOf(profile))));
+    return filter;
   }
 }

@@ -139,6 +139,7 @@ export class ServeReportCollector {
         lateRecords,
         clockAnomalies,
         profile: this._profile,
+        profiles: [this._profile],
         detectedProfiles: [this._profile],
         namespace: WIRE_PROFILES[this._profile].defaultNamespace,
       },

@@ -107,7 +107,7 @@ export async function runReplay(files: readonly string[], options: ReplayCommand
           },
   });
   if (progressShown) io.progress?.('\n');
-  const invariants = auditInvariants(result.decisions, result.emitted, records.whole.identifiers, WIRE_PROFILES[result.profile].defaultNamespace, result.notCheckable);
+  const invariants = auditInvariants(result.decisions, result.emitted, records.whole.identifiers, result.namespace, result.notCheckable);
   const comparison = options.compare ? compareWithInTree(result.decisions, result.inTree) : undefined;
   const summary = summarise(result.decisions);
   const report: string[] = [

@@ -26,7 +26,7 @@ export interface ServeCommandOptions {
   /** Memory budget for held telemetry plus bodies being read, in bytes. */
   readonly ingestBudgetBytes?: number;
   readonly mode: GuardMode;
-  /** A profile name, or `auto` (qwen-code traces and logs to `qwen-code`, other traces to `genai`). @defaultValue `'qwen-code'` */
+  /** A profile name (read every record with it), or `auto` (each producer's records read by its own agent's profile). @defaultValue `'auto'` */
   readonly profile?: WireProfileName | 'auto';
   /** Also receive OTLP/gRPC on this port. */
   readonly grpcPort?: number;
@@ -127,7 +127,7 @@ export async function runServe(options: ServeCommandOptions, io: CommandIo): Pro
     throw err;
   }
   io.err(
-    `serve: receiving OTLP/HTTP on ${server.url} (/v1/traces, /v1/logs), profile ${options.profile ?? 'qwen-code'}, mode ${options.mode}, grace ${options.graceMillis} ms`,
+    `serve: receiving OTLP/HTTP on ${server.url} (/v1/traces, /v1/logs), profile ${options.profile ?? 'auto'}, mode ${options.mode}, grace ${options.graceMillis} ms`,
   );
   if (server.grpcAddress !== undefined) io.err(`serve: receiving OTLP/gRPC${auth.tls === undefined ? '' : ' over TLS'} on ${server.grpcAddress} (TraceService, LogsService, MetricsService)`);
   if (!isLoopbackHost(options.host)) {
