@@ -7,7 +7,7 @@ import type { RecordedLog } from '../src/otlp/records.js';
 import { detectWireProfiles, WIRE_PROFILE_PRECEDENCE, WIRE_PROFILES } from '../src/profiles/registry.js';
 import type { WireProfileName } from '../src/profiles/registry.js';
 import { RoutingProfile } from '../src/profiles/router/routing-profile.js';
-import type { UnreadProducer } from '../src/profiles/router/routing-profile.js';
+import type { RoutingProfileOptions, UnreadProducer } from '../src/profiles/router/routing-profile.js';
 import type { ResourceView } from '../src/profiles/wire-profile.js';
 import { engineSettings } from './helpers/engine-settings.js';
 
@@ -34,7 +34,7 @@ function log(eventName: string, r: ResourceView | undefined, scopeName = ''): Re
   return { hrTime: [1_800_000_000, 0], attributes: { 'event.name': eventName }, spanContext: undefined, eventName, instrumentationScope: { name: scopeName }, body: undefined, resource: r };
 }
 
-function router(): { routing: RoutingProfile; unread: UnreadProducer[] } {
+function router(options: RoutingProfileOptions = {}): { routing: RoutingProfile; unread: UnreadProducer[] } {
   const engine = new FailureEngine(engineSettings({ mode: 'shadow' }));
   const repetition = new RepetitionEngine({
     mode: 'shadow',
@@ -48,7 +48,7 @@ function router(): { routing: RoutingProfile; unread: UnreadProducer[] } {
     },
   });
   const unread: UnreadProducer[] = [];
-  return { routing: new RoutingProfile(engine, repetition, { onUnread: (p) => unread.push(p) }), unread };
+  return { routing: new RoutingProfile(engine, repetition, { onUnread: (p) => unread.push(p), ...options }), unread };
 }
 
 type Rec = { span: RecordedSpan } | { log: RecordedLog };
@@ -124,9 +124,7 @@ describe('RoutingProfile: each producer read by the profile of the agent that pr
   });
 
   it('a producer whose profile is known beforehand is read by it from its first record', () => {
-    const engine = new FailureEngine(engineSettings({ mode: 'shadow' }));
-    const repetition = new RepetitionEngine({ mode: 'shadow', config: resolveRepetitionConfig({}).config, maxSessions: 10, sessionIdleMillis: 60_000, telemetryCanAct: true, now: () => 0, reportError: () => undefined });
-    const routing = new RoutingProfile(engine, repetition, { producerProfile: (r) => (r?.attributes['service.name'] === 'qwen-code' ? 'batch-span' : undefined) });
+    const { routing } = router({ producerProfile: (r) => (r?.attributes['service.name'] === 'qwen-code' ? 'batch-span' : undefined) });
     feed(routing, [{ log: log('qwen-code.user_prompt', QWEN) }]);
     expect(routing.profileOf(QWEN)).toBe('batch-span');
   });
