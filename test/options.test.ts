@@ -11,6 +11,7 @@ import { DEFAULT_OPTIONS, validateOptions } from '../src/otel/config.js';
 import { flushGuardDiagnostics, GUARD_WARNING_TYPE } from '../src/otel/diagnostics.js';
 import { createRepeatedToolFailureGuard } from '../src/otel/repeated-tool-failure-guard.js';
 import { guardedSdk, modelRequest, startInteraction, toolCall } from './helpers/generators.js';
+import { WIRE_PROFILES } from '../src/profiles/registry.js';
 
 const ENV_VAR = 'QWEN_CODE_ACP_REPEATED_TOOL_FAILURE_GUARD';
 const MODES = ['off', 'shadow', 'warn', 'enforce'];
@@ -46,7 +47,7 @@ const cases: Case[] = [
   { desc: 'namespace: 5', options: { namespace: 5 }, expected: { namespace: 'qwen-code' }, diagnostics: [/^namespace must be/] },
   { desc: "namespace '  my-agent '", options: { namespace: '  my-agent ' }, expected: { namespace: 'my-agent' }, diagnostics: [] },
   { desc: "namespace 'a b{c}'", options: { namespace: 'a b{c}' }, expected: { namespace: 'qwen-code' }, diagnostics: [/^namespace must be/] },
-  { desc: "profile: 'bogus'", options: { profile: 'bogus' }, expected: { profile: 'auto' }, diagnostics: [/^profile must be one of auto, batch-span, qwen-code, claude-code, genai or a factory function; using auto$/] },
+  { desc: "profile: 'bogus'", options: { profile: 'bogus' }, expected: { profile: 'auto' }, diagnostics: [new RegExp(`^profile must be one of auto, ${Object.keys(WIRE_PROFILES).join(', ')} or a factory function; using auto$`)] },
   { desc: "profile: '__proto__'", options: { profile: '__proto__' }, expected: { profile: 'auto' }, diagnostics: [/^profile must be/] },
   { desc: 'profile: 5', options: { profile: 5 }, expected: { profile: 'auto' }, diagnostics: [/^profile must be/] },
   { desc: "profile: 'auto'", options: { profile: 'auto' }, expected: { profile: 'auto', namespace: 'qwen-code' }, diagnostics: [] },
