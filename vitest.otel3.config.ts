@@ -24,9 +24,16 @@ const include = readdirSync(`${ROOT}test`, { recursive: true, encoding: 'utf8' }
   .filter((f) => f.endsWith('.test.ts') && !/^test\/(e2e|browser|scale-out)\//.test(f))
   .filter((f) => REACHES_OTEL_OR_CLI.test(readFileSync(`${ROOT}${f}`, 'utf8')));
 
+// The 3.x gRPC exporters depend on their own copy of @grpc/grpc-js; the tests' credentials and the
+// receiver must come from that same copy (grpc-js checks credentials with instanceof).
+const GRPC = `${ROOT}.ci/otel3/node_modules/@grpc/grpc-js`;
+const grpcAlias = existsSync(GRPC) ? [{ find: /^@grpc\/grpc-js$/, replacement: GRPC }] : [];
+
 export default defineConfig({
   ...base,
-  resolve: { alias: names.map((n) => ({ find: new RegExp(`^@opentelemetry/${n}$`), replacement: `${PEERS}${n}` })) },
+  resolve: {
+    alias: [...names.map((n) => ({ find: new RegExp(`^@opentelemetry/${n}$`), replacement: `${PEERS}${n}` })), ...grpcAlias],
+  },
   // The type tests check our sources against the devDependencies' types; the Node 20 run does that.
   test: { ...base.test, include, typecheck: { enabled: false } },
 });
