@@ -1,5 +1,5 @@
 /**
- * The README quickstart, kept compiling by `npm run test:types`: the guard registered in the
+ * The in-process example of docs/in-process.md, kept compiling by `npm run test:types`: the guard registered in the
  * agent's NodeSDK (shadow needs nothing else), and the Session-side hooks for warn and enforce.
  */
 import { NodeSDK } from '@opentelemetry/sdk-node';

@@ -1,6 +1,7 @@
 /**
- * README "With no infrastructure: a listener", run as a user copies it: the block, in a real Node
- * process with the NodeSDK and the built package, a looping agent, then `sdk.shutdown()`. Nothing
+ * README's in-process quick start (a listener, no infrastructure), run as a user copies it: the
+ * block as printed (its imports name the package, here resolved to the built entry), in a real Node
+ * process with the NodeSDK, a looping agent, then `sdk.shutdown()`. Nothing
  * is configured in the environment (no `OTEL_METRICS_EXPORTER=none`); the only OTLP endpoint is a
  * loopback server of this test, so any export the example still makes is seen here.
  */
@@ -13,13 +14,15 @@ import { describe, expect, it } from 'vitest';
 const README = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
 const ENTRY = new URL('../dist/index.js', import.meta.url).href;
 
-/** The first ```ts block under the listener heading. */
+/** The first ```js block under the in-process quick start, its package import pointed at the build. */
 function listenerBlock(): string {
-  const at = README.indexOf('### With no infrastructure: a listener');
+  const at = README.indexOf('\n## Quick start: in process\n');
   expect(at).toBeGreaterThan(-1);
-  const m = /```ts\n([\s\S]*?)```/.exec(README.slice(at));
+  const m = /```js\n([\s\S]*?)```/.exec(README.slice(at));
   expect(m).not.toBeNull();
-  return (m as RegExpExecArray)[1] as string;
+  const block = (m as RegExpExecArray)[1] as string;
+  expect(block).toContain("from 'repeated-tool-failure-guard';");
+  return block.replace("from 'repeated-tool-failure-guard';", `from ${JSON.stringify(ENTRY)};`);
 }
 
 /** A qwen-code prompt looping on the same failing read_file call, 2 calls a batch, 6 batches. */
@@ -42,7 +45,7 @@ for (let b = 0; b < 6; b++) {
 interaction.end();
 `;
 
-describe('README: the no-infrastructure listener example', () => {
+describe('README: the in-process quick start (a listener, no infrastructure)', () => {
   it('prints the decisions and shuts down without exporting anywhere (no OTEL_* variable set)', async () => {
     const requests: string[] = [];
     const receiver = createServer((req, res) => {
@@ -53,12 +56,9 @@ describe('README: the no-infrastructure listener example', () => {
     await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
     const { port } = receiver.address() as AddressInfo;
     const script = [
-      "import { NodeSDK } from '@opentelemetry/sdk-node';",
+      listenerBlock(),
       "import { context, trace } from '@opentelemetry/api';",
       "import { logs } from '@opentelemetry/api-logs';",
-      `import { createRepeatedToolFailureGuard } from ${JSON.stringify(ENTRY)};`,
-      listenerBlock(),
-      'sdk.start();',
       LOOP,
       'await sdk.shutdown();',
       "process.stdout.write('shut down');",

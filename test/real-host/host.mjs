@@ -2,7 +2,7 @@
 // A host on one OpenTelemetry JS line, set up as a user does it (scripts/test-real-hosts.sh copies
 // this file into a scratch project that installed `@opentelemetry/sdk-node` of that line and then
 // the packed tarball, with npm's default peer resolution). The guard is registered in the real
-// NodeSDK as README's "With no infrastructure: a listener" shows; the agent writes telemetry shaped
+// NodeSDK as README's in-process quick start shows (a listener, no exporter); the agent writes telemetry shaped
 // like qwen-code 0.24.4 through the SDK's global providers: one prompt in which every model round
 // asks for `read_file` calls that fail with `file_not_found`.
 //

@@ -43,7 +43,7 @@ export interface ReplayCommandOptions {
 }
 
 /**
- * Exit codes of `replay`. Source of truth for README's exit-code table.
+ * Exit codes of `replay`. Source of truth for the exit-code table of docs/reference.md (Replay).
  *
  * - `0`: every batch judged, invariants held (and, with `--compare`, agreement);
  * - `1`: a violated invariant, or a disagreement with `--compare`;

@@ -1,5 +1,5 @@
 /**
- * What the `qwen-code` profile reads (README "What the qwen-code profile reads"): every span name,
+ * What the `qwen-code` profile reads (docs/reference.md, "Wire profiles": what the `qwen-code` profile reads): every span name,
  * log event and attribute key its code looks at. `serve` keeps only these at ingest.
  */
 import type { WireProfileReads } from '../wire-profile.js';
