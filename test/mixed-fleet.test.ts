@@ -1,6 +1,6 @@
 /**
  * A mixed fleet in one pipeline (issue 30): every agent's captures under `fixtures/` (qwen-code,
- * Claude Code, GenAI conventions, and each agent added since) together give, for every prompt, exactly the decisions each capture gives alone. The expected
+ * Claude Code, gemini-cli, Codex, GenAI conventions, and each agent added since) together give, for every prompt, exactly the decisions each capture gives alone. The expected
  * values are each capture replayed alone, which the per-agent suites check against the design and
  * the in-tree guard (replay.test.ts, claude-code-fixtures.test.ts, genai-captures.test.ts).
  */
@@ -62,7 +62,7 @@ describe('mixed fleet: one replay input holding every agent', () => {
   it('every prompt gets exactly the decisions its capture gives alone', async () => {
     const all = captures();
     const agents = new Set(all.map((c) => c.agent));
-    for (const a of ['qwen-code-0.24.4', 'claude-code-2.1.328', 'genai']) expect(agents).toContain(a);
+    for (const a of ['qwen-code-0.24.4', 'claude-code-2.1.328', 'gemini-cli-0.61.0', 'codex-0.169.0', 'genai']) expect(agents).toContain(a);
     const expected = new Map<string, string[]>();
     const profilesAlone = new Set<string>();
     for (const c of all) {
@@ -74,7 +74,7 @@ describe('mixed fleet: one replay input holding every agent', () => {
         expected.set(id, lines);
       }
     }
-    for (const p of ['qwen-code', 'claude-code', 'genai']) expect(profilesAlone).toContain(p);
+    for (const p of ['qwen-code', 'claude-code', 'gemini-cli', 'codex', 'genai']) expect(profilesAlone).toContain(p);
     const together = await replayRecords(parseReplayInput(all.map((c) => source(c.path))));
     expect(new Set(together.profiles)).toEqual(profilesAlone);
     const got = byPrompt(together);

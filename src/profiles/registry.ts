@@ -27,6 +27,10 @@ import { GeminiCliProfile } from './gemini-cli/gemini-cli-profile.js';
 import { GEMINI_CLI_READS } from './gemini-cli/reads.js';
 import { GEMINI_CLI_EVENT_PREFIX, GEMINI_CLI_SERVICE_NAME } from './gemini-cli/semconv.js';
 import { GEMINI_CLI_TOOL_ERROR_TYPES } from './gemini-cli/tool-error-types.js';
+import { CODEX_BLIND_SPOTS, CODEX_NOT_CHECKABLE } from './codex/blind-spots.js';
+import { CODEX_EVENT_PREFIX, CODEX_SCOPE_PREFIX, CODEX_SERVICE_NAMES, CodexProfile } from './codex/codex-profile.js';
+import { CODEX_FAILURE_CLASSES } from './codex/failure-class.js';
+import { CODEX_READS } from './codex/reads.js';
 
 /** Per-profile options, each read only by its profile. */
 export interface WireProfileOptions {
@@ -78,6 +82,8 @@ export interface WireProfileDefinition {
  * - `claude-code`: Claude Code 2.1.328's logs (and beta spans when present), batches by `request_id`;
  * - `gemini-cli`: gemini-cli 0.61.0's logs, batches by the `schedule_tool_calls` span on each
  *   `tool_call` log (docs/gemini-cli.md);
+ * - `codex`: OpenAI Codex CLI 0.169.0's logs (and `mcp.tools.call` spans when exported), batches
+ *   per model request (`codex.api_request`; docs/codex.md);
  * - `genai`: any agent that follows the OpenTelemetry GenAI semantic conventions (`invoke_agent`,
  *   model-call and `execute_tool` spans; docs/genai.md); AI SDK 7 with `@ai-sdk/otel` among them;
  * - `ai-sdk`: the Vercel AI SDK's own `ai.*` spans (AI SDK 6, `LegacyOpenTelemetry`, opencode),
@@ -121,6 +127,18 @@ export const WIRE_PROFILES = {
     executionErrorTypes: GEMINI_CLI_TOOL_ERROR_TYPES,
     reads: () => GEMINI_CLI_READS,
     create: (engine, repetition) => new GeminiCliProfile(engine, repetition),
+  },
+  codex: {
+    defaultNamespace: 'codex',
+    terminalRecord: { description: '`codex.tool_result` log records', signal: 'logs' },
+    // Codex's Resource `service.name` is its originator; its log scopes are `codex_otel.*`, its events `codex.*`.
+    recognise: { serviceNames: CODEX_SERVICE_NAMES, scopeNamePrefixes: [CODEX_SCOPE_PREFIX], eventNamePrefixes: [CODEX_EVENT_PREFIX] },
+    // Only structured signals classify a failure (failure-class.ts); a bare `success: "false"` is untyped.
+    executionErrorTypes: CODEX_FAILURE_CLASSES,
+    reads: () => CODEX_READS,
+    create: (engine) => new CodexProfile(engine),
+    blindSpots: CODEX_BLIND_SPOTS,
+    notCheckable: CODEX_NOT_CHECKABLE,
   },
   genai: {
     defaultNamespace: 'agent',

@@ -5,8 +5,9 @@
 import { RESET_REASONS } from '../core/failure/types.js';
 import type { BatchDecision } from '../engine/failure-types.js';
 import type { RecordBatch } from '../otlp/records.js';
+import { codexPromptIdOf } from '../profiles/codex/codex-profile.js';
 import { genAiOperation, genAiPromptId } from '../profiles/genai/genai-profile.js';
-import type { SpanView } from '../profiles/wire-profile.js';
+import type { LogRecordView, SpanView } from '../profiles/wire-profile.js';
 import type { EmittedGuardRecord } from './replay.js';
 
 /** One invariant and whether it held. */
@@ -118,6 +119,20 @@ export function addInputIdentifiers(attributes: Readonly<Record<string, unknown>
 }
 
 /**
+ * {@link addInputIdentifiers} for a log record, plus the ids the `codex` profile derives from it:
+ * the turn's trace id of a `codex.user_prompt` record (its prompt id) and `conversation.id` (its
+ * session).
+ */
+export function addLogInputIdentifiers(log: LogRecordView, ids: { readonly promptIds: Set<string>; readonly sessionIds: Set<string> }): void {
+  addInputIdentifiers(log.attributes, ids);
+  const codexPrompt = codexPromptIdOf(log);
+  if (codexPrompt === undefined) return;
+  ids.promptIds.add(codexPrompt);
+  const conversation = log.attributes['conversation.id'];
+  if (typeof conversation === 'string') ids.sessionIds.add(conversation);
+}
+
+/**
  * {@link addInputIdentifiers} for a span, plus the ids the `genai` profile derives from it: the
  * prompt id of a run's span (an `invoke_agent` span or a trace root, {@link genAiPromptId}) and the
  * session `gen_ai.conversation.id`.
@@ -133,7 +148,7 @@ export function addSpanInputIdentifiers(span: SpanView, ids: { readonly promptId
 export function inputIdentifiers(records: RecordBatch): InputIdentifiers {
   const ids = { promptIds: new Set<string>(), sessionIds: new Set<string>() };
   for (const s of records.spans) addSpanInputIdentifiers(s, ids);
-  for (const l of records.logs) addInputIdentifiers(l.attributes, ids);
+  for (const l of records.logs) addLogInputIdentifiers(l, ids);
   return ids;
 }
 

@@ -8,7 +8,7 @@
  * then die young instead of being promoted whole.
  */
 import type { InputIdentifiers } from './audit.js';
-import { addInputIdentifiers, addSpanInputIdentifiers } from './audit.js';
+import { addLogInputIdentifiers, addSpanInputIdentifiers } from './audit.js';
 import { RecordFilter } from '../otlp/record-filter.js';
 import type { RecordBatch, RecordedLog, RecordedSpan } from '../otlp/records.js';
 import { readTelemetryText } from '../otlp/telemetry-file.js';
@@ -221,7 +221,7 @@ class ProjectingReader implements TelemetryRecordSink {
   log(l: RecordedLog): void {
     this._logCount++;
     this._sample.addLog(l);
-    addInputIdentifiers(l.attributes, this._ids);
+    addLogInputIdentifiers(l, this._ids);
     // Candidates for the in-tree guard's events (`inTreeGuardEvents` of them all decides at the end).
     const name = l.attributes['event.name'] ?? l.eventName;
     if (typeof name === 'string' && this._isInTreeEventName(name)) this._inTreeLogs.push(l);

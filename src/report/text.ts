@@ -98,6 +98,14 @@ export interface ReplaySummary {
   readonly wouldStop: number;
   readonly warned: number;
   readonly stopped: number;
+  /**
+   * Calls that failed with no execution error type (`error`/`error`, type missing or `unknown`):
+   * untyped, so ineligible by the design (a batch holding one resets the candidate). Counted so
+   * that a wire whose failures carry no type (Codex's bare `success: "false"`) shows them.
+   */
+  readonly untypedFailures: number;
+  /** Batches holding at least one untyped failure. */
+  readonly untypedFailureBatches: number;
 }
 
 /** Summarise decisions. */
@@ -105,8 +113,13 @@ export function summarise(decisions: readonly BatchDecision[]): ReplaySummary {
   const decisionsCount: Record<string, number> = {};
   const reasons: Record<string, number> = {};
   const prompts = new Set<string>();
+  let untypedFailures = 0;
+  let untypedFailureBatches = 0;
   for (const d of decisions) {
     prompts.add(d.promptId);
+    const untyped = d.receipt.observations.filter(isUntypedFailure).length;
+    untypedFailures += untyped;
+    if (untyped > 0) untypedFailureBatches += 1;
     const k = d.outcome.decision;
     decisionsCount[k] = (decisionsCount[k] ?? 0) + 1;
     if (d.outcome.resetReason !== undefined) reasons[d.outcome.resetReason] = (reasons[d.outcome.resetReason] ?? 0) + 1;
@@ -120,7 +133,14 @@ export function summarise(decisions: readonly BatchDecision[]): ReplaySummary {
     wouldStop: decisionsCount.would_stop ?? 0,
     warned: decisionsCount.warned ?? 0,
     stopped: decisionsCount.stopped ?? 0,
+    untypedFailures,
+    untypedFailureBatches,
   };
+}
+
+/** A call that ran and failed with no execution error type (or `unknown`): the design's unclassified error. */
+function isUntypedFailure(o: BatchDecision['receipt']['observations'][number]): boolean {
+  return o.terminalStatus === 'error' && o.executionStatus === 'error' && (o.executionErrorType === undefined || o.executionErrorType === 'unknown');
 }
 
 function counts(r: Readonly<Record<string, number>>): string {
@@ -178,6 +198,9 @@ export function renderSummary(
     ...(clockAnomalies === 0 ? [] : [`  ${clockAnomalies} span(s) end before they start (a clock step): judged by their terminal records`]),
     `  decisions: ${counts(s.decisions)}`,
     `  reset reasons: ${counts(s.resetReasons)}`,
+    ...(s.untypedFailures === 0
+      ? []
+      : [`  untyped failures: ${s.untypedFailures} call(s) in ${s.untypedFailureBatches} batch(es) failed with no error type: counted here, never toward a stop (the design's unknown: each such batch resets the candidate)`]),
     `  would_warn ${s.wouldWarn}, would_stop ${s.wouldStop}, warned ${s.warned}, stopped ${s.stopped}`,
   ];
 }

@@ -15,7 +15,7 @@ import type { RepetitionListener } from '../engine/repetition-engine.js';
 import type { RecordedLog, RecordedSpan } from '../otlp/records.js';
 import { emptyReportInputs } from '../profiles/report-inputs.js';
 import type { ReportInputs, ReportInputsCollector, ReportInputsReader } from '../profiles/report-inputs.js';
-import { addInputIdentifiers, addSpanInputIdentifiers } from '../replay/audit.js';
+import { addLogInputIdentifiers, addSpanInputIdentifiers } from '../replay/audit.js';
 import type { InputIdentifiers } from '../replay/audit.js';
 import type { EmittedGuardRecord, ReplayResult, UnjudgedBatch } from '../replay/replay.js';
 import type { WireProfileName } from '../profiles/registry.js';
@@ -104,7 +104,7 @@ export class ServeReportCollector {
   /** A log record as it is released to the guard. */
   addLog(log: RecordedLog): void {
     this._logs++;
-    if (this._ids.promptIds.size < this._max) addInputIdentifiers(log.attributes, this._ids);
+    if (this._ids.promptIds.size < this._max) addLogInputIdentifiers(log, this._ids);
     this._inputs?.addLog(log);
   }
 
