@@ -10,7 +10,7 @@ import type { RecordBatch } from '../src/otlp/records.js';
 import { parseTelemetryText, TelemetryParseError } from '../src/otlp/telemetry-file.js';
 import { WIRE_PROFILES } from '../src/profiles/registry.js';
 import type { WireProfileDefinition, WireProfileName } from '../src/profiles/registry.js';
-import { readReportInputs } from '../src/profiles/report-inputs.js';
+import { mergeReportInputs, readReportInputs } from '../src/profiles/report-inputs.js';
 import { hrTimeToMillis } from '../src/profiles/wire-profile.js';
 import { inputIdentifiers } from '../src/replay/audit.js';
 import { parseReplayInput } from '../src/replay/replay-input.js';
@@ -36,8 +36,12 @@ async function expectSameReplay(sources: readonly TelemetrySource[], options: Re
   expect(actual).toEqual(expected);
   expect(projected.whole.profile).toBe(expected.profile);
   expect(projected.whole.identifiers).toEqual(inputIdentifiers(all));
-  const reader = (WIRE_PROFILES as Readonly<Record<string, WireProfileDefinition>>)[expected.profile]?.readReportInputs;
-  expect(projected.whole.reportInputs).toEqual(readReportInputs(reader, all));
+  // Every agent's report inputs, each prompt tagged with its agent (one producer per capture).
+  const readers = (expected.profiles.length === 0 ? [expected.profile] : expected.profiles).flatMap((p) => {
+    const reader = (WIRE_PROFILES as Readonly<Record<string, WireProfileDefinition>>)[p]?.readReportInputs;
+    return reader === undefined ? [] : [{ agent: p, inputs: readReportInputs(reader, all) }];
+  });
+  expect(projected.whole.reportInputs).toEqual(mergeReportInputs(readers));
   expect(projected.metricCount).toBe(all.metricCount);
   expect(projected.ignoredCount).toBe(all.ignoredCount);
   // What is kept is never more than the input.

@@ -65,12 +65,20 @@ program
   )
   .addOption(new Option('--format <format>', 'text, or json: one JSON object per decision on stdout, report on stderr').choices(['text', 'json']).default('text'))
   .option('--compare', 'diff batch by batch with the in-tree qwen-code.repeated_tool_failure_guard events in the same input', false)
-  .option('--report <file>', 'also write the HTML shadow report (summary, savings, timelines, policy what-if) to <file>; needs the optional package echarts')
-  .action(async (files: string[], opts: { mode?: GuardMode; profile: WireProfileName | 'auto'; format: 'text' | 'json'; compare: boolean; report?: string }) => {
+  .option('--report <file>', 'also write the HTML report (verdict, savings and cost per agent, rollout gate, timelines, policy what-if) to <file>; needs the optional package echarts')
+  .option('--prices <file>', 'with --report: JSON price table, US dollars per million tokens by model, for requests whose telemetry states no cost (docs/report.md)')
+  .option('--owner-attribute <key>', "with --report: the attribute naming a prompt's owner, the rollout gate's resampling unit", 'user.id')
+  .option('--cohort-attribute <key>', 'with --report: the record or Resource attribute stating the mode a prompt ran under', 'repeated_tool_failure_guard.mode')
+  .action(
+    async (
+      files: string[],
+      opts: { mode?: GuardMode; profile: WireProfileName | 'auto'; format: 'text' | 'json'; compare: boolean; report?: string; prices?: string; ownerAttribute: string; cohortAttribute: string },
+    ) => {
     // Commands load lazily: the Claude Code hook runs once per tool event and must start fast.
-    const { runReplay } = await import('./commands/replay.js');
-    process.exitCode = await runReplay(files, opts, io);
-  });
+      const { runReplay } = await import('./commands/replay.js');
+      process.exitCode = await runReplay(files, opts, io);
+    },
+  );
 
 program
   .command('serve')

@@ -19,6 +19,10 @@ import { GENAI_ERROR_TYPES } from './genai/error-types.js';
 import { GENAI_RECOGNITION } from './genai/detect.js';
 import { QwenCodeProfile } from './qwen-code/qwen-code-profile.js';
 import { QwenCodeReportInputsCollector } from './qwen-code/report-inputs.js';
+import { ClaudeCodeReportInputsCollector } from './claude-code/report-inputs.js';
+import { GeminiCliReportInputsCollector } from './gemini-cli/report-inputs.js';
+import { AI_SDK_USAGE_KEYS, GenAiReportInputsCollector } from './genai/report-inputs.js';
+import { GENAI_DIALECT } from './genai/genai-profile.js';
 import type { ReportInputsReader } from './report-inputs.js';
 import type { NotCheckableInvariants, WireProfile, WireProfileReads } from './wire-profile.js';
 import { CLAUDE_CODE_BLIND_SPOTS, CLAUDE_CODE_NOT_CHECKABLE } from './claude-code/blind-spots.js';
@@ -66,7 +70,11 @@ export interface WireProfileDefinition {
   readonly reads?: (options: WireProfileOptions) => WireProfileReads;
   /** Build the profile bound to both engines. May throw; the facade catches. */
   create(engine: FailureEngine, repetition: RepetitionEngine, options: WireProfileOptions): WireProfile;
-  /** Collects the shadow report's usage, calls and prompt extents from this wire; absent: the report shows none. */
+  /**
+   * Collects the shadow report's usage (requests, tokens, cost where the agent states it), calls and
+   * prompt extents from this wire; absent: the report shows the agent's usage as not known. A new
+   * agent (Codex, ...) adds its reader here, beside its profile.
+   */
   readonly readReportInputs?: ReportInputsReader;
   /** What this wire cannot show the guard (fixed sentences `replay` and the report print); absent: nothing known. */
   readonly blindSpots?: readonly string[];
@@ -107,7 +115,7 @@ export const WIRE_PROFILES = {
     executionErrorTypes: QWEN_CODE_TOOL_ERROR_TYPES,
     reads: () => QWEN_CODE_READS,
     create: (engine, repetition) => new QwenCodeProfile(engine, repetition),
-    readReportInputs: () => new QwenCodeReportInputsCollector(),
+    readReportInputs: (options) => new QwenCodeReportInputsCollector(options),
   },
   'claude-code': {
     defaultNamespace: 'claude-code',
@@ -117,6 +125,7 @@ export const WIRE_PROFILES = {
     executionErrorTypes: CLAUDE_CODE_FAILURE_CLASSES,
     reads: () => CLAUDE_CODE_READS,
     create: (engine) => new ClaudeCodeProfile(engine),
+    readReportInputs: (options) => new ClaudeCodeReportInputsCollector(options),
     blindSpots: CLAUDE_CODE_BLIND_SPOTS,
     notCheckable: CLAUDE_CODE_NOT_CHECKABLE,
   },
@@ -127,6 +136,7 @@ export const WIRE_PROFILES = {
     executionErrorTypes: GEMINI_CLI_TOOL_ERROR_TYPES,
     reads: () => GEMINI_CLI_READS,
     create: (engine, repetition) => new GeminiCliProfile(engine, repetition),
+    readReportInputs: (options) => new GeminiCliReportInputsCollector(options),
   },
   codex: {
     defaultNamespace: 'codex',
@@ -150,6 +160,7 @@ export const WIRE_PROFILES = {
     // No `reads`: span names carry the operation and the model or tool name, so serve keeps all.
     executionErrorTypes: GENAI_ERROR_TYPES,
     create: (engine, repetition) => new GenAiProfile(engine, repetition),
+    readReportInputs: (options) => new GenAiReportInputsCollector(options, GENAI_DIALECT),
   },
   'ai-sdk': {
     defaultNamespace: 'agent',
@@ -159,6 +170,7 @@ export const WIRE_PROFILES = {
     executionErrorTypes: GENAI_ERROR_TYPES,
     reads: () => AI_SDK_READS,
     create: (engine, repetition) => new GenAiProfile(engine, repetition, AI_SDK_DIALECT),
+    readReportInputs: (options) => new GenAiReportInputsCollector(options, AI_SDK_DIALECT, AI_SDK_USAGE_KEYS),
   },
 } as const satisfies Readonly<Record<string, WireProfileDefinition>>;
 

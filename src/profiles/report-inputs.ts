@@ -31,6 +31,19 @@ export interface UsageRecord {
   readonly outputTokens: number | undefined;
   /** Cost in US dollars, when the agent records it (Claude Code `cost_usd`). */
   readonly costUsd: number | undefined;
+  /**
+   * Input tokens read from the provider's prompt cache (Claude Code `cache_read_tokens`, qwen-code
+   * and gemini-cli `cached_content_token_count`, GenAI `gen_ai.usage.cache_read.input_tokens`);
+   * absent or `undefined` when not recorded.
+   */
+  readonly cacheReadTokens?: number | undefined;
+  /** Input tokens written to the prompt cache (Claude Code `cache_creation_tokens`, GenAI `gen_ai.usage.cache_creation.input_tokens`). */
+  readonly cacheCreationTokens?: number | undefined;
+  /**
+   * The model the request went to, as the agent records it (`model`, `gen_ai.request.model`). Used
+   * only to look a price up in a user-passed price table; never rendered.
+   */
+  readonly model?: string | undefined;
 }
 
 /** One tool call as the breaker what-if needs it. Fingerprints are opaque hashes. */
@@ -60,12 +73,26 @@ export interface PromptRecord {
   readonly environment: string | undefined;
   /** `service.version` of the Resource, when set. */
   readonly serviceVersion: string | undefined;
+  /** The profile (agent) that read the prompt; set by {@link mergeReportInputs}. */
+  readonly agent?: string | undefined;
+  /**
+   * The prompt's owner, from {@link ReportInputsOptions.ownerAttribute} on its records or Resource;
+   * used only to cluster prompts for the rollout gate's intervals, never rendered.
+   */
+  readonly owner?: string | undefined;
+  /**
+   * The mode the prompt ran under as its telemetry states it ({@link ReportInputsOptions.cohortAttribute}
+   * on its records or Resource: `off`, `shadow`, `warn`, `enforce`); `undefined` when not stated.
+   */
+  readonly cohort?: string | undefined;
 }
 
 /** Everything an extractor gives the report. */
 export interface ReportInputs {
   /** Where usage came from, e.g. `qwen-code.api_response`; `undefined` when none was found. */
   readonly usageSource: string | undefined;
+  /** Where each agent's usage came from, by profile name ({@link mergeReportInputs}); absent for one profile's inputs. */
+  readonly usageSources?: Readonly<Record<string, string>>;
   readonly usage: readonly UsageRecord[];
   readonly calls: readonly CallRecord[];
   readonly prompts: readonly PromptRecord[];
@@ -80,6 +107,10 @@ export interface ReportInputs {
 export interface ReportInputSpan {
   readonly name: string;
   readonly attributes: Readonly<Record<string, unknown>>;
+  /** Its trace and span id (GenAI: the run a model call belongs to). */
+  spanContext?(): { readonly traceId: string; readonly spanId: string };
+  /** Its parent's context; `undefined` for a root span. */
+  readonly parentSpanContext?: { readonly spanId: string } | undefined;
   readonly startTime: HrTime;
   readonly endTime: HrTime;
   /** The producer's Resource (`service.version`, `deployment.environment`, ...). */
@@ -92,6 +123,8 @@ export interface ReportInputLog {
   readonly attributes: Readonly<Record<string, unknown>>;
   readonly eventName?: string | undefined;
   readonly resource?: ResourceView | undefined;
+  /** Its instrumentation scope, when known. */
+  readonly instrumentationScope?: { readonly name: string } | undefined;
 }
 
 /** The telemetry a reader reads. */
@@ -111,8 +144,30 @@ export interface ReportInputsCollector {
   finish(): ReportInputs;
 }
 
+/** What every collector reads besides its agent's own names. */
+export interface ReportInputsOptions {
+  /**
+   * The attribute that names a prompt's owner (the rollout gate's unit of resampling), read from
+   * the prompt's records, else its Resource. @defaultValue `'user.id'` (Claude Code's hashed user id)
+   */
+  readonly ownerAttribute?: string;
+  /**
+   * The attribute that states the mode a prompt ran under (its cohort), read from the prompt's
+   * records, else its Resource. @defaultValue {@link DEFAULT_COHORT_ATTRIBUTE}
+   */
+  readonly cohortAttribute?: string;
+}
+
+/** The default owner attribute: Claude Code's hashed `user.id`. */
+export const DEFAULT_OWNER_ATTRIBUTE = 'user.id';
+/**
+ * The default cohort attribute: the Resource attribute the deployment sets beside the guard's
+ * mode (e.g. `OTEL_RESOURCE_ATTRIBUTES=repeated_tool_failure_guard.mode=warn`; docs/report.md).
+ */
+export const DEFAULT_COHORT_ATTRIBUTE = 'repeated_tool_failure_guard.mode';
+
 /** Makes a fresh collector for one profile. */
-export type ReportInputsReader = () => ReportInputsCollector;
+export type ReportInputsReader = (options?: ReportInputsOptions) => ReportInputsCollector;
 
 /** Inputs with nothing in them (a profile without a reader: the report then shows no usage). */
 export function emptyReportInputs(): ReportInputs {
@@ -120,11 +175,132 @@ export function emptyReportInputs(): ReportInputs {
 }
 
 /** Feed every record of `records` to a fresh collector of `reader` and finish it. */
-export function readReportInputs(reader: ReportInputsReader | undefined, records: ReportInputRecords): ReportInputs {
+export function readReportInputs(reader: ReportInputsReader | undefined, records: ReportInputRecords, options?: ReportInputsOptions): ReportInputs {
   if (reader === undefined) return emptyReportInputs();
-  const collector = reader();
+  const collector = reader(options);
   for (const s of records.spans) collector.addSpan(s);
   for (const l of records.logs) collector.addLog(l);
   return collector.finish();
 }
 
+
+/**
+ * Several agents' inputs as one: every prompt tagged with its agent (profile name), usage and calls
+ * concatenated (prompt ids of different agents do not collide: each profile's ids are its own
+ * wire's), `usageSources` by agent, and the union of the file-changing tools.
+ */
+export function mergeReportInputs(parts: readonly { readonly agent: string; readonly inputs: ReportInputs }[]): ReportInputs {
+  if (parts.length === 0) return emptyReportInputs();
+  const usageSources: Record<string, string> = {};
+  for (const { agent, inputs } of parts) if (inputs.usageSource !== undefined) usageSources[agent] = inputs.usageSource;
+  return {
+    usageSource: parts.find((p) => p.inputs.usageSource !== undefined)?.inputs.usageSource,
+    usageSources,
+    usage: parts.flatMap((p) => p.inputs.usage),
+    calls: parts.flatMap((p) => p.inputs.calls),
+    prompts: parts.flatMap(({ agent, inputs }) => inputs.prompts.map((r) => ({ ...r, agent }))),
+    fileChangingTools: new Set(parts.flatMap((p) => [...p.inputs.fileChangingTools])),
+  };
+}
+
+function nonEmpty(v: unknown): string | undefined {
+  return typeof v === 'string' && v !== '' ? v : undefined;
+}
+
+/** A number attribute (OTLP JSON int64 values arrive as strings); `undefined` when absent or not a finite number. */
+export function numberAttribute(v: unknown): number | undefined {
+  if (typeof v === 'number') return Number.isFinite(v) ? v : undefined;
+  if (typeof v === 'string' && v.trim() !== '') {
+    const n = Number(v);
+    return Number.isFinite(n) ? n : undefined;
+  }
+  return undefined;
+}
+
+interface Extent {
+  sessionId: string | undefined;
+  start: number;
+  end: number;
+  environment: string | undefined;
+  version: string | undefined;
+  owner: string | undefined;
+  cohort: string | undefined;
+  /** Extent from the prompt's own span (exact), not from its records. */
+  fromSpan: boolean;
+}
+
+/**
+ * Prompt extents and labels as the collectors gather them, record by record: the first and last
+ * time of the prompt's records (or its own span's extent, which wins), its session, and from its
+ * records or Resource `deployment.environment` (or `deployment.environment.name`),
+ * `service.version`, the owner and the cohort attributes. Holds at most `maxPrompts` prompts.
+ */
+export class PromptExtents {
+  private readonly _prompts = new Map<string, Extent>();
+  private readonly _max: number;
+  private readonly _owner: string;
+  private readonly _cohort: string;
+
+  /** @param maxPrompts - prompts held. @defaultValue `1000000` */
+  constructor(options: ReportInputsOptions = {}, maxPrompts = 1_000_000) {
+    this._max = maxPrompts;
+    this._owner = options.ownerAttribute ?? DEFAULT_OWNER_ATTRIBUTE;
+    this._cohort = options.cohortAttribute ?? DEFAULT_COHORT_ATTRIBUTE;
+  }
+
+  /** Whether the prompt has been seen. */
+  has(promptId: string): boolean {
+    return this._prompts.has(promptId);
+  }
+
+  /**
+   * One record of a prompt, from `t0` to `t1` (milliseconds since the epoch).
+   *
+   * @param fromSpan - the times are the prompt's own span's (its exact extent)
+   */
+  touch(
+    promptId: string,
+    t0: number,
+    t1: number,
+    sessionId: string | undefined,
+    attributes: Readonly<Record<string, unknown>> | undefined,
+    resource: Readonly<Record<string, unknown>> | undefined,
+    fromSpan = false,
+  ): void {
+    const environment = nonEmpty(resource?.['deployment.environment']) ?? nonEmpty(resource?.['deployment.environment.name']);
+    const version = nonEmpty(resource?.['service.version']);
+    const owner = nonEmpty(attributes?.[this._owner]) ?? nonEmpty(resource?.[this._owner]);
+    const cohort = nonEmpty(attributes?.[this._cohort]) ?? nonEmpty(resource?.[this._cohort]);
+    const p = this._prompts.get(promptId);
+    if (p === undefined) {
+      if (this._prompts.size < this._max) this._prompts.set(promptId, { sessionId, start: t0, end: t1, environment, version, owner, cohort, fromSpan });
+      return;
+    }
+    if (fromSpan && !p.fromSpan) {
+      p.start = t0;
+      p.fromSpan = true;
+    } else if (!p.fromSpan) {
+      p.start = Math.min(p.start, t0);
+    }
+    p.end = Math.max(p.end, t1);
+    p.sessionId ??= sessionId;
+    p.environment ??= environment;
+    p.version ??= version;
+    p.owner ??= owner;
+    p.cohort ??= cohort;
+  }
+
+  /** The prompts so far. */
+  records(): PromptRecord[] {
+    return [...this._prompts].map(([promptId, p]) => ({
+      promptId,
+      sessionId: p.sessionId,
+      startMillis: p.start,
+      endMillis: p.end,
+      environment: p.environment,
+      serviceVersion: p.version,
+      owner: p.owner,
+      cohort: p.cohort,
+    }));
+  }
+}

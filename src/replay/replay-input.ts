@@ -21,8 +21,8 @@ import { inTreeGuardEvents } from '../profiles/qwen-code/in-tree.js';
 import type { InTreeGuardEvent } from '../profiles/qwen-code/in-tree.js';
 import { detectWireProfiles, WIRE_PROFILE_PRECEDENCE, WIRE_PROFILES } from '../profiles/registry.js';
 import type { WireProfileDefinition, WireProfileName } from '../profiles/registry.js';
-import { emptyReportInputs } from '../profiles/report-inputs.js';
-import type { ReportInputs, ReportInputsCollector } from '../profiles/report-inputs.js';
+import { emptyReportInputs, mergeReportInputs } from '../profiles/report-inputs.js';
+import type { ReportInputs, ReportInputsCollector, ReportInputsOptions } from '../profiles/report-inputs.js';
 import { hrTimeToMillis } from '../profiles/wire-profile.js';
 import type { ResourceView } from '../profiles/wire-profile.js';
 
@@ -43,6 +43,8 @@ export interface ReplayInputOptions {
    * @defaultValue `false`
    */
   readonly reportInputs?: boolean;
+  /** The owner and cohort attributes the report's inputs read (`ReportInputsOptions`). */
+  readonly reportInputsOptions?: ReportInputsOptions;
 }
 
 /** One telemetry file's contents and the name used for it in error messages. */
@@ -279,8 +281,8 @@ class ProjectingReader implements TelemetryRecordSink {
     let reportInputs: ReportInputs | undefined;
     if (this._options.reportInputs === true) {
       for (const { profile: p, log } of this._reportLogs) this._reports.get(p)?.addLog(log);
-      const report = this._reports.get(profile) ?? this._reports.values().next().value;
-      reportInputs = report === undefined ? emptyReportInputs() : report.finish();
+      // Every agent's inputs, each prompt tagged with its agent (profile).
+      reportInputs = this._reports.size === 0 ? emptyReportInputs() : mergeReportInputs([...this._reports].map(([agent, c]) => ({ agent, inputs: c.finish() })));
     }
     const clockTicks = Float64Array.from(this._ticks).sort();
     return {
@@ -368,7 +370,7 @@ class ProjectingReader implements TelemetryRecordSink {
       const definition: WireProfileDefinition = WIRE_PROFILES[profile];
       filter = new RecordFilter(definition.reads?.({ batchSpan: this._options.batchSpan }));
       this._filters.set(profile, filter);
-      const report = this._options.reportInputs === true ? definition.readReportInputs?.() : undefined;
+      const report = this._options.reportInputs === true ? definition.readReportInputs?.(this._options.reportInputsOptions) : undefined;
       if (report !== undefined) this._reports.set(profile, report);
     }
     return filter;

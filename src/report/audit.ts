@@ -29,6 +29,14 @@ const BLIND_SPOTS: ReadonlySet<string> = new Set(DEFINITIONS.flatMap((d) => d.bl
 /** Every profile's fixed reasons for an invariant it cannot check. */
 const NOT_CHECKABLE_REASONS: ReadonlySet<string> = new Set(DEFINITIONS.flatMap((d) => notCheckableReasons(d.notCheckable)));
 
+function isAgent(v: string): boolean {
+  return Object.prototype.hasOwnProperty.call(WIRE_PROFILES, v);
+}
+
+function isUsageSource(v: string): boolean {
+  return IDENTIFIER.test(v.replace(/[.-]/g, '_')) && v.length <= 64;
+}
+
 const oneOf =
   (...values: string[]): Check =>
   (v) =>
@@ -39,7 +47,11 @@ const FIELDS: Readonly<Record<string, Check>> = {
   promptId: (v, ids) => ids.promptIds.has(v),
   sessionId: (v, ids) => ids.sessionIds.has(v),
   profile: (v) => Object.prototype.hasOwnProperty.call(WIRE_PROFILES, v),
-  usageSource: (v) => IDENTIFIER.test(v.replace(/[.-]/g, '_')) && v.length <= 64,
+  agent: isAgent,
+  agentsWithoutUsage: isAgent,
+  environment: (v) => LABEL.test(v),
+  usageSource: isUsageSource,
+  source: isUsageSource,
   mode: oneOf('off', 'shadow', 'warn', 'enforce'),
   route: oneOf('acp_foreground', 'headless', 'agent_run'),
   decision: oneOf(...new Set([...FAILURE_DECISIONS, ...BREAKER_DECISIONS])),

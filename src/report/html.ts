@@ -6,76 +6,13 @@
  * HTML-escaped; the data itself holds only ids, closed labels, counts and times
  * (see `auditReportData`).
  */
-import { COLORS, countsBarOption, savingsOption, timelineOption, whatIfHeatmapOption } from './charts.js';
+import { COLORS, countsBarOption, timelineOption, whatIfHeatmapOption } from './charts.js';
 import type { ChartRenderer } from './charts.js';
-import type { GroupRow, ReportData } from './report-data.js';
-import type { SpendAfter } from './what-if.js';
+import type { ReportData } from './report-data.js';
+import { renderSavingsSection } from './html-savings.js';
+import { card, counts, duration, e, figure, groupRows, iso, n, table } from './html-kit.js';
 import { BREAKER_VARIANTS, FAILURE_VARIANTS } from './what-if.js';
 
-/** Escape text for HTML content and attribute values. */
-export function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
-}
-
-const e = escapeHtml;
-
-function n(v: number): string {
-  return Math.round(v).toLocaleString('en-US');
-}
-
-function usd(v: number): string {
-  return `$${v.toFixed(2)}`;
-}
-
-function duration(ms: number): string {
-  if (ms < 1000) return `${Math.round(ms)} ms`;
-  const s = ms / 1000;
-  if (s < 120) return `${s.toFixed(1)} s`;
-  const m = s / 60;
-  return m < 120 ? `${m.toFixed(1)} min` : `${(m / 60).toFixed(1)} h`;
-}
-
-function iso(ms: number | undefined): string {
-  return ms === undefined ? '-' : new Date(ms).toISOString().replace('.000Z', 'Z');
-}
-
-function counts(r: Readonly<Record<string, number>>): string {
-  const parts = Object.entries(r)
-    .sort((a, b) => b[1] - a[1])
-    .map(([k, v]) => `<code>${e(k)}</code>&nbsp;${n(v)}`);
-  return parts.length === 0 ? '<span class="muted">none</span>' : parts.join(', ');
-}
-
-function table(head: readonly string[], rows: readonly (readonly string[])[], highlighted: readonly boolean[] = []): string {
-  return `<table><thead><tr>${head.map((h) => `<th>${h}</th>`).join('')}</tr></thead><tbody>${rows
-    .map((r, i) => `<tr${highlighted[i] === true ? ' class="default"' : ''}>${r.map((c) => `<td>${c}</td>`).join('')}</tr>`)
-    .join('')}</tbody></table>`;
-}
-
-function groupRows(rows: readonly GroupRow[]): string[][] {
-  return rows.map((r) => [e(r.group), e(r.serviceVersion), n(r.prompts), n(r.batches), n(r.wouldWarn), n(r.wouldStop)]);
-}
-
-function spendCells(s: SpendAfter, withCost: boolean): string[] {
-  return [n(s.requests), n(s.inputTokens), n(s.outputTokens), ...(withCost ? [usd(s.costUsd)] : []), duration(s.wallMillis)];
-}
-
-/** The `q` quantile (nearest rank) of non-empty `values`. */
-function quantile(values: readonly number[], q: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))] ?? 0;
-}
-
-function card(label: string, value: string, id: string, tone = ''): string {
-  return `<div class="card ${tone}"><div class="value" id="${id}">${value}</div><div class="label">${label}</div></div>`;
-}
-
-function figure(svg: string, caption: string): string {
-  return `<figure>${svg}<figcaption>${caption}</figcaption></figure>`;
-}
-
-/** Rows of the savings table (largest first); the totals cover every prompt. */
-const MAX_SAVINGS_ROWS = 50;
 
 const STYLE = `
 :root{--text:${COLORS.text};--muted:${COLORS.muted};--line:#dde3e9;--bg:#fbfcfd}
@@ -118,7 +55,6 @@ export function renderReportHtml(data: ReportData, render: ChartRenderer): strin
   const decided = (k: string): number => s.decisions[k] ?? 0;
   const wouldWarn = decided('would_warn') + decided('warned');
   const wouldStop = decided('would_stop') + decided('stopped');
-  const withCost = data.savings.prompts.some((p) => p.afterStop.costUsd > 0 || p.afterReminder.costUsd > 0);
   const parts: string[] = [];
   parts.push(`<header><h1>Repeated tool-failure guard: shadow report</h1>
 <p class="muted">Profile <code>${e(data.profile)}</code> · ${n(data.spans)} spans and ${n(data.logs)} log records · ${e(iso(data.firstMillis))} to ${e(iso(data.lastMillis))}</p>
@@ -146,24 +82,7 @@ ${s.byDeployment.some((r) => r.group === '(unset)') ? '<p class="muted">(unset):
   )}${data.blindSpots.length === 0 ? '' : `<h3>What this telemetry cannot show</h3><ul class="blind-spots">${data.blindSpots.map((b) => `<li>${e(b)}</li>`).join('')}</ul>`}</section>`);
 
   // 2. Savings
-  const sv = data.savings;
-  const stopped = sv.prompts.filter((p) => p.stopBatch !== undefined);
-  const head = ['requests', 'input tokens', 'output tokens', ...(withCost ? ['cost'] : []), 'wall time'];
-  parts.push(`<section id="savings"><h2>What enforce would have saved</h2>
-<p>For every prompt that reached the reminder: the model requests, tokens and wall time spent after the reminder point and after the stop point (the requests whose response ended after the judged batch settled, and the time from then to the prompt's end). In enforce the Session opens no model stream after the stop. Usage source: ${sv.usageSource === undefined ? '<span class="muted">none found in the input (token counts show as 0)</span>' : `<code>${e(sv.usageSource)}</code>`}.</p>
-<div class="cards">${card('prompts stopped', n(stopped.length), 'saved-prompts', 'stop')}${card('requests after the stop', n(sv.totalAfterStop.requests), 'saved-requests', 'good')}${card('input tokens after the stop', n(sv.totalAfterStop.inputTokens), 'saved-input-tokens', 'good')}${card('output tokens after the stop', n(sv.totalAfterStop.outputTokens), 'saved-output-tokens', 'good')}${withCost ? card('cost after the stop', usd(sv.totalAfterStop.costUsd), 'saved-cost', 'good') : ''}${card('wall time after the stop', duration(sv.totalAfterStop.wallMillis), 'saved-wall', 'good')}</div>
-${
-  sv.prompts.length === 0
-    ? '<p class="muted">No prompt reached the reminder.</p>'
-    : `${stopped.length === 0 ? '' : figure(render(savingsOption(stopped.slice(0, 40).map((p, i) => ({ label: `#${i + 1}`, input: p.afterStop.inputTokens, output: p.afterStop.outputTokens }))), 1040, 260), 'Tokens after the stop point per stopped prompt, largest first (the distribution; numbers match the table below).')}
-${table(
-  ['prompt', 'mode', 'reminder at batch', 'stop at batch', ...head.map((h) => `after reminder: ${h}`), ...head.map((h) => `after stop: ${h}`)],
-  sv.prompts.slice(0, MAX_SAVINGS_ROWS).map((p) => [`<code>${e(p.promptId)}</code>`, e(p.mode), n(p.warnBatch), p.stopBatch === undefined ? '-' : n(p.stopBatch), ...spendCells(p.afterReminder, withCost), ...spendCells(p.afterStop, withCost)]),
-)}
-${sv.prompts.length > MAX_SAVINGS_ROWS ? `<p class="muted">The ${n(MAX_SAVINGS_ROWS)} largest of ${n(sv.prompts.length)} prompts are listed; the totals cover all.</p>` : ''}
-<p>Totals: after the reminder ${spendCells(sv.totalAfterReminder, withCost).join(' / ')}; after the stop ${spendCells(sv.totalAfterStop, withCost).join(' / ')} (${head.join(' / ')}).${stopped.length === 0 ? '' : ` Tokens after the stop per stopped prompt: median ${n(quantile(stopped.map((p) => p.afterStop.inputTokens + p.afterStop.outputTokens), 0.5))}, p90 ${n(quantile(stopped.map((p) => p.afterStop.inputTokens + p.afterStop.outputTokens), 0.9))}, max ${n(quantile(stopped.map((p) => p.afterStop.inputTokens + p.afterStop.outputTokens), 1))}.`}</p>`
-}
-<p class="muted">Shadow mode shows what the model did without the reminder: these are volumes, not a prediction of how a model reacts to it (design, Phase 1).</p></section>`);
+  parts.push(renderSavingsSection(data, render));
 
   // 3. Timelines
   const legend = `<p class="legend"><span><i style="background:${COLORS.idle}"></i>idle</span><span><i style="background:${COLORS.tracking}"></i>tracking</span><span><i style="background:${COLORS.warned}"></i>warned</span><span><i style="background:${COLORS.latched}"></i>latched</span><span><i style="background:${COLORS.failure}"></i>eligible failures by key (count)</span><span><i style="background:${COLORS.request}"></i>model response</span><span><i style="background:${COLORS.breaker}"></i>identical-call breaker</span></p>`;

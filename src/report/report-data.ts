@@ -12,7 +12,9 @@ import type { InvariantResult } from '../replay/audit.js';
 import type { ReplayResult } from '../replay/replay.js';
 import type { ReportInputs, UsageRecord } from '../profiles/report-inputs.js';
 import { addSpend, breakerMarks, breakerWhatIf, failureWhatIf, NO_SPEND, spendAfter } from './what-if.js';
-import type { BreakerWhatIfRow, FailureWhatIfRow, SpendAfter, WhatIfGrid, WhatIfPrompt } from './what-if.js';
+import type { BreakerWhatIfRow, CostOf, FailureWhatIfRow, SpendAfter, WhatIfGrid, WhatIfPrompt } from './what-if.js';
+import { requestCost } from './prices.js';
+import type { PriceTable } from './prices.js';
 
 /** Counts of one group (a profile, or a deployment.environment × service.version pair). */
 export interface GroupRow {
@@ -29,11 +31,27 @@ export interface GroupRow {
 /** Savings of one prompt that reached the reminder. */
 export interface SavingsRow {
   readonly promptId: string;
+  /** The profile (agent) that read the prompt. */
+  readonly agent: string;
+  /** `deployment.environment` of its Resource (`(unset)`, `(other)` when not label-shaped). */
+  readonly environment: string;
   readonly mode: string;
   /** Batch at which the reminder was (or would be) given. */
   readonly warnBatch: number;
   /** Batch at which the prompt was (or would be) stopped; `undefined` when it never was. */
   readonly stopBatch: number | undefined;
+  readonly afterReminder: SpendAfter;
+  readonly afterStop: SpendAfter;
+}
+
+/** Savings of a group of prompts (an agent, a `deployment.environment`). */
+export interface SavingsGroupRow {
+  /** Agent (profile name) or `deployment.environment`. */
+  readonly group: string;
+  /** Prompts of the group that reached the reminder. */
+  readonly prompts: number;
+  /** Of those, prompts that reached the stop point. */
+  readonly stopped: number;
   readonly afterReminder: SpendAfter;
   readonly afterStop: SpendAfter;
 }
@@ -114,7 +132,15 @@ export interface ReportData {
   };
   readonly savings: {
     readonly usageSource: string | undefined;
+    /** Where each agent's usage came from; an agent with judged prompts and no entry: usage not known. */
+    readonly usageSources: readonly { readonly agent: string; readonly source: string }[];
+    /** Agents with judged prompts whose telemetry gave no usage (their savings are not known). */
+    readonly agentsWithoutUsage: readonly string[];
+    /** Whether a price table was passed (`--prices`). */
+    readonly priced: boolean;
     readonly prompts: readonly SavingsRow[];
+    readonly byAgent: readonly SavingsGroupRow[];
+    readonly byEnvironment: readonly SavingsGroupRow[];
     readonly totalAfterReminder: SpendAfter;
     readonly totalAfterStop: SpendAfter;
   };
@@ -134,6 +160,8 @@ export interface BuildReportOptions {
   /** Timelines drawn, most eventful prompts first. @defaultValue `20` */
   readonly maxTimelines?: number;
   readonly grid?: WhatIfGrid;
+  /** Prices for requests whose telemetry states no cost (`--prices`); absent: stated costs only. */
+  readonly prices?: PriceTable;
 }
 
 const ADVANCING = new Set(['tracked', 'would_warn', 'warned', 'would_stop', 'stopped']);
@@ -276,10 +304,19 @@ export function buildReportData(
     return [Number.isFinite(lo) ? lo : 0, Number.isFinite(hi) ? hi : 0];
   };
 
+  // The agent of a prompt: the profile whose reader saw it, else the only profile in use.
+  const onlyProfile = result.profiles.length === 1 ? result.profiles[0] : undefined;
+  const agentOf = (promptId: string): string => promptInfo.get(promptId)?.agent ?? onlyProfile ?? profile;
+  const costOf = (promptId: string): CostOf => {
+    const agent = agentOf(promptId);
+    return (u) => requestCost(u, agent, options.prices);
+  };
   // Savings: prompts that reached the reminder.
   const savings: SavingsRow[] = [];
   let totalAfterReminder = NO_SPEND;
   let totalAfterStop = NO_SPEND;
+  const byAgentSavings = new Map<string, { group: string; prompts: number; stopped: number; afterReminder: SpendAfter; afterStop: SpendAfter }>();
+  const byEnvSavings = new Map<string, { group: string; prompts: number; stopped: number; afterReminder: SpendAfter; afterStop: SpendAfter }>();
   const whatIfPrompts: WhatIfPrompt[] = [];
   const whatIfByPrompt = new Map<string, WhatIfPrompt>();
   const eventful: { promptId: string; score: number }[] = [];
@@ -289,11 +326,25 @@ export function buildReportData(
     const warn = batches.find((b) => b.outcome.decision === 'would_warn' || b.outcome.decision === 'warned');
     const stop = batches.find((b) => b.outcome.decision === 'would_stop' || b.outcome.decision === 'stopped');
     if (warn !== undefined) {
-      const afterReminder = spendAfter(usage, warn.lastActivityMillis, end);
-      const afterStop = stop === undefined ? NO_SPEND : spendAfter(usage, stop.lastActivityMillis, end);
-      savings.push({ promptId, mode: warn.mode, warnBatch: warn.batch, stopBatch: stop?.batch, afterReminder, afterStop });
+      const cost = costOf(promptId);
+      const afterReminder = spendAfter(usage, warn.lastActivityMillis, end, cost);
+      const afterStop = stop === undefined ? NO_SPEND : spendAfter(usage, stop.lastActivityMillis, end, cost);
+      const agent = agentOf(promptId);
+      const environment = resourceLabel(promptInfo.get(promptId)?.environment);
+      savings.push({ promptId, agent, environment, mode: warn.mode, warnBatch: warn.batch, stopBatch: stop?.batch, afterReminder, afterStop });
       totalAfterReminder = addSpend(totalAfterReminder, afterReminder);
       totalAfterStop = addSpend(totalAfterStop, afterStop);
+      for (const [map, group] of [
+        [byAgentSavings, agent],
+        [byEnvSavings, environment],
+      ] as const) {
+        const row = map.get(group) ?? { group, prompts: 0, stopped: 0, afterReminder: NO_SPEND, afterStop: NO_SPEND };
+        row.prompts++;
+        if (stop !== undefined) row.stopped++;
+        row.afterReminder = addSpend(row.afterReminder, afterReminder);
+        row.afterStop = addSpend(row.afterStop, afterStop);
+        map.set(group, row);
+      }
     }
     const batchOf = new Map<string, number>();
     for (const b of batches) for (const o of b.receipt.observations) batchOf.set(o.callId, b.batch);
@@ -330,7 +381,7 @@ export function buildReportData(
     const version = resourceLabel(p?.serviceVersion);
     for (const [map, k, g, v] of [
       [byDeployment, `${env}\u0000${version}`, env, version],
-      [byProfile, profile, profile, '-'],
+      [byProfile, agentOf(d.promptId), agentOf(d.promptId), '-'],
     ] as const) {
       let row = map.get(k);
       if (row === undefined) {
@@ -344,6 +395,10 @@ export function buildReportData(
     }
   }
 
+  const judgedAgents = new Set([...byPrompt.keys()].map(agentOf));
+  const usageSources = Object.entries(inputs.usageSources ?? (inputs.usageSource === undefined ? {} : { [onlyProfile ?? profile]: inputs.usageSource }))
+    .map(([agent, source]) => ({ agent, source }))
+    .sort((a, b) => (a.agent < b.agent ? -1 : 1));
   let firstMillis = Infinity;
   let lastMillis = -Infinity;
   for (const t of [...result.decisions.map((d) => d.lastActivityMillis), ...inputs.usage.map((u) => u.endMillis)]) {
@@ -378,7 +433,17 @@ export function buildReportData(
         violations: i.violations.length,
       })),
     },
-    savings: { usageSource: inputs.usageSource, prompts: savings, totalAfterReminder, totalAfterStop },
+    savings: {
+      usageSource: inputs.usageSource,
+      usageSources,
+      agentsWithoutUsage: [...judgedAgents].filter((a) => !usageSources.some((u) => u.agent === a)).sort(),
+      priced: options.prices !== undefined,
+      prompts: savings,
+      byAgent: [...byAgentSavings.values()].sort((a, b) => (a.group < b.group ? -1 : 1)),
+      byEnvironment: [...byEnvSavings.values()].sort((a, b) => (a.group < b.group ? -1 : 1)),
+      totalAfterReminder,
+      totalAfterStop,
+    },
     timelines,
     timelinesOmitted: Math.max(0, eventful.length - timelines.length),
     whatIf: {

@@ -26,14 +26,32 @@ export interface SpendAfter {
   readonly requests: number;
   readonly inputTokens: number;
   readonly outputTokens: number;
-  /** US dollars, when the agent records cost; else 0. */
+  /** Input tokens read from the prompt cache (where the agent records them). */
+  readonly cacheReadTokens: number;
+  /** Input tokens written to the prompt cache (where the agent records them). */
+  readonly cacheCreationTokens: number;
+  /** US dollars of the requests whose cost is known (stated by the telemetry or priced); else 0. */
   readonly costUsd: number;
+  /** Requests whose cost came from the user's price table (the rest of the known ones were stated). */
+  readonly pricedRequests: number;
+  /** Requests whose cost is not known (no stated cost, no price): not in {@link SpendAfter.costUsd}. */
+  readonly uncostedRequests: number;
   /** From the point to the prompt's end, in milliseconds. */
   readonly wallMillis: number;
 }
 
 /** The zero {@link SpendAfter}. */
-export const NO_SPEND: SpendAfter = Object.freeze({ requests: 0, inputTokens: 0, outputTokens: 0, costUsd: 0, wallMillis: 0 });
+export const NO_SPEND: SpendAfter = Object.freeze({
+  requests: 0,
+  inputTokens: 0,
+  outputTokens: 0,
+  cacheReadTokens: 0,
+  cacheCreationTokens: 0,
+  costUsd: 0,
+  pricedRequests: 0,
+  uncostedRequests: 0,
+  wallMillis: 0,
+});
 
 /** Add two spends. */
 export function addSpend(a: SpendAfter, b: SpendAfter): SpendAfter {
@@ -41,28 +59,50 @@ export function addSpend(a: SpendAfter, b: SpendAfter): SpendAfter {
     requests: a.requests + b.requests,
     inputTokens: a.inputTokens + b.inputTokens,
     outputTokens: a.outputTokens + b.outputTokens,
+    cacheReadTokens: a.cacheReadTokens + b.cacheReadTokens,
+    cacheCreationTokens: a.cacheCreationTokens + b.cacheCreationTokens,
     costUsd: a.costUsd + b.costUsd,
+    pricedRequests: a.pricedRequests + b.pricedRequests,
+    uncostedRequests: a.uncostedRequests + b.uncostedRequests,
     wallMillis: a.wallMillis + b.wallMillis,
   };
 }
 
+/** A request's cost in US dollars and whether it was priced (not stated); `undefined`: not known. */
+export type CostOf = (u: UsageRecord) => { readonly usd: number; readonly source: 'stated' | 'priced' } | undefined;
+
+const STATED_ONLY: CostOf = (u) => (u.costUsd === undefined ? undefined : { usd: u.costUsd, source: 'stated' });
+
 /**
  * What a prompt spent after `atMillis`: the requests whose response ended after it (the request
  * that closed the judged batch, and every later one), and the time to the prompt's end.
+ *
+ * @param costOf - a request's cost (`requestCost` with the price table); default: the stated cost only
  */
-export function spendAfter(usage: readonly UsageRecord[], atMillis: number, promptEndMillis: number): SpendAfter {
+export function spendAfter(usage: readonly UsageRecord[], atMillis: number, promptEndMillis: number, costOf: CostOf = STATED_ONLY): SpendAfter {
   let requests = 0;
   let inputTokens = 0;
   let outputTokens = 0;
+  let cacheReadTokens = 0;
+  let cacheCreationTokens = 0;
   let costUsd = 0;
+  let pricedRequests = 0;
+  let uncostedRequests = 0;
   for (const u of usage) {
     if (u.endMillis <= atMillis) continue;
     requests++;
     inputTokens += u.inputTokens ?? 0;
     outputTokens += u.outputTokens ?? 0;
-    costUsd += u.costUsd ?? 0;
+    cacheReadTokens += u.cacheReadTokens ?? 0;
+    cacheCreationTokens += u.cacheCreationTokens ?? 0;
+    const cost = costOf(u);
+    if (cost === undefined) uncostedRequests++;
+    else {
+      costUsd += cost.usd;
+      if (cost.source === 'priced') pricedRequests++;
+    }
   }
-  return { requests, inputTokens, outputTokens, costUsd, wallMillis: Math.max(0, promptEndMillis - atMillis) };
+  return { requests, inputTokens, outputTokens, cacheReadTokens, cacheCreationTokens, costUsd, pricedRequests, uncostedRequests, wallMillis: Math.max(0, promptEndMillis - atMillis) };
 }
 
 /** One row of the failure-guard what-if. */

@@ -40,6 +40,8 @@ import { WIRE_PROFILES } from '../profiles/registry.js';
 import { RejectionLog } from './rejection-log.js';
 import { DEFAULT_MAX_FUTURE_SKEW_MILLIS, ReorderBuffer } from './reorder-buffer.js';
 import { ServeReportCollector } from './report-collector.js';
+import type { ReportInputsOptions } from '../profiles/report-inputs.js';
+import type { ResourceView } from '../profiles/wire-profile.js';
 import type { ServeReportParts } from './report-collector.js';
 import type { TimedRecord } from './reorder-buffer.js';
 
@@ -104,6 +106,8 @@ export interface GuardServerOptions {
    * bounded), so that {@link GuardServer.reportParts} can be called. @defaultValue `false`
    */
   readonly report?: boolean;
+  /** The owner and cohort attributes the report's inputs read (see `ReportInputsOptions`). */
+  readonly reportInputs?: ReportInputsOptions;
   /**
    * Memory budget in bytes for telemetry held for the grace window (after the profile's compact
    * projection; estimated) plus request bodies being read. When it is reached, requests are refused
@@ -276,9 +280,16 @@ export async function startGuardServer(options: GuardServerOptions = {}): Promis
   const print = options.print ?? ((line: string) => process.stdout.write(`${line}\n`));
   const endpoint = options.exportEndpoint?.replace(/\/+$/, '');
   const exporters = endpoint === undefined ? undefined : await loadOtlpHttpExporters();
-  // Under `auto` the report reads its inputs the qwen-code way (the router's names are qwen-code's).
   const reportProfile: WireProfileName = options.profile === undefined || options.profile === 'auto' ? 'qwen-code' : options.profile;
-  const report = options.report === true ? new ServeReportCollector(reportProfile, (WIRE_PROFILES as Readonly<Record<string, WireProfileDefinition>>)[reportProfile]?.readReportInputs) : undefined;
+  // Under `auto`, each producer's usage is read by its own agent's profile (the router's recognizer, below).
+  let reportProfileOf: ((resource: ResourceView | undefined) => WireProfileName | undefined) | undefined;
+  const report =
+    options.report === true
+      ? new ServeReportCollector(reportProfile, (WIRE_PROFILES as Readonly<Record<string, WireProfileDefinition>>)[reportProfile]?.readReportInputs, undefined, {
+          profileOf: options.profile === undefined || options.profile === 'auto' ? (r) => reportProfileOf?.(r) : undefined,
+          reportInputs: options.reportInputs,
+        })
+      : undefined;
   const instanceId = options.instanceId ?? randomUUID();
   const resource = guardResource(instanceId);
   const startedAtMillis = Date.now();
@@ -305,6 +316,7 @@ export async function startGuardServer(options: GuardServerOptions = {}): Promis
   const profileOption = options.profile ?? 'auto';
   // Under `auto`, the projection at ingest and the guard's router share one recognizer of producers.
   const producers = profileOption === 'auto' ? new ProducerRecognizer() : undefined;
+  if (producers !== undefined) reportProfileOf = (r) => producers.profileOf(r);
   const guard = new RepeatedToolFailureGuard({
     mode: options.mode ?? 'shadow',
     profile: profileOption,

@@ -13,12 +13,13 @@ import type { RepetitionDecisionRecord } from '../engine/repetition-engine.js';
 import type { FailureEngineListener } from '../engine/failure-types.js';
 import type { RepetitionListener } from '../engine/repetition-engine.js';
 import type { RecordedLog, RecordedSpan } from '../otlp/records.js';
-import { emptyReportInputs } from '../profiles/report-inputs.js';
-import type { ReportInputs, ReportInputsCollector, ReportInputsReader } from '../profiles/report-inputs.js';
+import { mergeReportInputs } from '../profiles/report-inputs.js';
+import type { ReportInputs, ReportInputsCollector, ReportInputsOptions, ReportInputsReader } from '../profiles/report-inputs.js';
+import type { ResourceView } from '../profiles/wire-profile.js';
 import { addLogInputIdentifiers, addSpanInputIdentifiers } from '../replay/audit.js';
 import type { InputIdentifiers } from '../replay/audit.js';
 import type { EmittedGuardRecord, ReplayResult, UnjudgedBatch } from '../replay/replay.js';
-import type { WireProfileName } from '../profiles/registry.js';
+import type { WireProfileDefinition, WireProfileName } from '../profiles/registry.js';
 import { WIRE_PROFILES } from '../profiles/registry.js';
 
 /** Keeps the guard's emitted logs (attributes and body only) for the report's invariants. */
@@ -64,7 +65,10 @@ export class ServeReportCollector {
   readonly listener: FailureEngineListener & RepetitionListener;
   /** Add to the guard's logger provider (a `SimpleLogRecordProcessor` over it). */
   readonly logExporter: EmittedLogKeeper;
-  private readonly _inputs: ReportInputsCollector | undefined;
+  /** Collectors by agent (profile); the server's own profile's is made at once. */
+  private readonly _inputs = new Map<WireProfileName, ReportInputsCollector | undefined>();
+  private readonly _profileOf: ((resource: ResourceView | undefined) => WireProfileName | undefined) | undefined;
+  private readonly _reportInputs: ReportInputsOptions | undefined;
   private readonly _ids = { promptIds: new Set<string>(), sessionIds: new Set<string>() };
   private readonly _repetition: RepetitionDecisionRecord[] = [];
   private readonly _unjudged: UnjudgedBatch[] = [];
@@ -78,11 +82,20 @@ export class ServeReportCollector {
    * @param profile - the server's wire profile
    * @param reader - the profile's report-input reader; `undefined` collects no usage
    * @param maxItems - records of each kind kept. @defaultValue `1000000`
+   * @param routing - under `auto`: the profile that reads a record's producer (each agent's usage is
+   *   then read by its own profile's reader), and the owner and cohort attributes
    */
-  constructor(profile: WireProfileName, reader: ReportInputsReader | undefined, maxItems = 1_000_000) {
+  constructor(
+    profile: WireProfileName,
+    reader: ReportInputsReader | undefined,
+    maxItems = 1_000_000,
+    routing: { readonly profileOf?: (resource: ResourceView | undefined) => WireProfileName | undefined; readonly reportInputs?: ReportInputsOptions } = {},
+  ) {
     this._profile = profile;
     this._max = maxItems;
-    this._inputs = reader?.();
+    this._profileOf = routing.profileOf;
+    this._reportInputs = routing.reportInputs;
+    if (this._profileOf === undefined) this._inputs.set(profile, reader?.(routing.reportInputs));
     this.logExporter = new EmittedLogKeeper(maxItems);
     const keep = <T>(list: T[], item: T): void => {
       if (list.length < this._max) list.push(item);
@@ -98,14 +111,22 @@ export class ServeReportCollector {
   addSpan(span: RecordedSpan): void {
     this._spans++;
     if (this._ids.promptIds.size < this._max) addSpanInputIdentifiers(span, this._ids);
-    this._inputs?.addSpan(span);
+    this._collector(span.resource)?.addSpan(span);
   }
 
   /** A log record as it is released to the guard. */
   addLog(log: RecordedLog): void {
     this._logs++;
     if (this._ids.promptIds.size < this._max) addLogInputIdentifiers(log, this._ids);
-    this._inputs?.addLog(log);
+    this._collector(log.resource)?.addLog(log);
+  }
+
+  /** The collector of a record's agent: the server's profile, or under `auto` its producer's. */
+  private _collector(resource: ResourceView | undefined): ReportInputsCollector | undefined {
+    const profile = this._profileOf === undefined ? this._profile : this._profileOf(resource);
+    if (profile === undefined) return undefined;
+    if (!this._inputs.has(profile)) this._inputs.set(profile, (WIRE_PROFILES[profile] as WireProfileDefinition).readReportInputs?.(this._reportInputs));
+    return this._inputs.get(profile);
   }
 
   /**
@@ -139,11 +160,11 @@ export class ServeReportCollector {
         lateRecords,
         clockAnomalies,
         profile: this._profile,
-        profiles: [this._profile],
+        profiles: this._profileOf === undefined ? [this._profile] : [...this._inputs.keys()],
         detectedProfiles: [this._profile],
         namespace: WIRE_PROFILES[this._profile].defaultNamespace,
       },
-      inputs: this._inputs?.finish() ?? emptyReportInputs(),
+      inputs: mergeReportInputs([...this._inputs].flatMap(([agent, c]) => (c === undefined ? [] : [{ agent, inputs: c.finish() }]))),
       ids: this._ids,
     };
   }

@@ -17,7 +17,7 @@ import type { GuardMode } from '../../core/failure/types.js';
 import { UserError } from '../io.js';
 import type { CommandIo } from '../io.js';
 import { renderReportFromParts } from '../../report/report.js';
-import { checkReportWritable, reportCharts, writeReportFile } from './report-file.js';
+import { checkReportWritable, readPriceTable, reportCharts, writeReportFile } from './report-file.js';
 import {
   decisionLine,
   renderComparison,
@@ -40,6 +40,12 @@ export interface ReplayCommandOptions {
   readonly compare: boolean;
   /** Write the HTML shadow report to this file (needs the optional `echarts` package). */
   readonly report?: string;
+  /** A price table for requests whose telemetry states no cost (docs/report.md). */
+  readonly prices?: string;
+  /** The attribute naming a prompt's owner (the gate's resampling unit). @defaultValue `user.id` */
+  readonly ownerAttribute?: string;
+  /** The attribute stating the mode a prompt ran under. @defaultValue `repeated_tool_failure_guard.mode` */
+  readonly cohortAttribute?: string;
 }
 
 /**
@@ -82,13 +88,18 @@ export async function runReplay(files: readonly string[], options: ReplayCommand
   // Fail before the work when --report cannot be honoured.
   const charts = options.report === undefined ? undefined : await reportCharts();
   if (options.report !== undefined) await checkReportWritable(options.report);
+  const prices = options.prices === undefined ? undefined : await readPriceTable(options.prices);
+  const reportInputsOptions = {
+    ...(options.ownerAttribute === undefined ? {} : { ownerAttribute: options.ownerAttribute }),
+    ...(options.cohortAttribute === undefined ? {} : { cohortAttribute: options.cohortAttribute }),
+  };
   if (files.filter((f) => f === '-').length > 1) throw new UserError('standard input (-) can be given only once');
   const sources: TelemetrySource[] = [];
   for (const file of files) sources.push({ text: await readInput(file, io), file: file === '-' ? '<stdin>' : file });
   // Every object is parsed and checked; only what the profile reads is kept (parseReplayInput).
   let records: ProjectedRecordBatch;
   try {
-    records = parseReplayInput(sources, { profile: options.profile, reportInputs: options.report !== undefined });
+    records = parseReplayInput(sources, { profile: options.profile, reportInputs: options.report !== undefined, reportInputsOptions });
   } catch (err) {
     if (err instanceof TelemetryParseError) throw new UserError(err.message);
     throw err;
@@ -130,7 +141,7 @@ export async function runReplay(files: readonly string[], options: ReplayCommand
   if (options.report !== undefined) {
     // The report's inputs were read from the whole records (renderReport would read the kept ones).
     const inputs = records.whole.reportInputs ?? emptyReportInputs();
-    const { html } = await renderReportFromParts(result, inputs, records.whole.identifiers, { charts, profile: result.profile });
+    const { html } = await renderReportFromParts(result, inputs, records.whole.identifiers, { charts, profile: result.profile, ...(prices === undefined ? {} : { prices }) });
     await writeReportFile(options.report, html, io);
   }
   const cannotJudge = explainCannotJudge(result, options.profile);

@@ -1,10 +1,12 @@
 /**
  * `--report <file>` of `replay` and `serve`: load the optional chart library up front, write the page.
  */
-import { access, constants, stat, writeFile } from 'node:fs/promises';
+import { access, constants, readFile, stat, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { loadChartRenderer, ReportDependencyError } from '../../report/charts.js';
 import type { ChartRenderer } from '../../report/charts.js';
+import { parsePriceTable, PriceTableError } from '../../report/prices.js';
+import type { PriceTable } from '../../report/prices.js';
 import { UserError } from '../io.js';
 import type { CommandIo } from '../io.js';
 
@@ -48,4 +50,30 @@ export async function writeReportFile(file: string, html: string, io: CommandIo)
     throw new UserError(`${file}: cannot write the report (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
   }
   io.err(`report: wrote ${file} (${Math.ceil(Buffer.byteLength(html) / 1024)} KiB)`);
+}
+
+/**
+ * Read `--prices <file>` (docs/report.md, "Money"): a JSON price table.
+ *
+ * @throws {UserError} when the file cannot be read, is not JSON or not the documented shape
+ */
+export async function readPriceTable(file: string): Promise<PriceTable> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (err) {
+    throw new UserError(`${file}: cannot read the price table (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    throw new UserError(`${file}: the price table is not JSON`);
+  }
+  try {
+    return parsePriceTable(json);
+  } catch (err) {
+    if (err instanceof PriceTableError) throw new UserError(`${file}: ${err.message}`);
+    throw err;
+  }
 }

@@ -5,7 +5,8 @@
  */
 import { createHash } from 'node:crypto';
 import { argumentsTextFingerprint } from '../../engine/fingerprint.js';
-import type { CallRecord, ReportInputLog, ReportInputs, ReportInputsCollector, ReportInputSpan, UsageRecord } from '../report-inputs.js';
+import { numberAttribute as num, PromptExtents } from '../report-inputs.js';
+import type { CallRecord, ReportInputLog, ReportInputs, ReportInputsCollector, ReportInputsOptions, ReportInputSpan, UsageRecord } from '../report-inputs.js';
 import { hrTimeToMillis } from '../wire-profile.js';
 import {
   ATTR_CALL_ID,
@@ -32,10 +33,6 @@ const EVENT_USER_PROMPT = 'qwen-code.user_prompt';
 /** The tool result on `qwen-code.tool` spans, only with sensitive span attributes on. §1.2 */
 const ATTR_GEN_AI_TOOL_CALL_RESULT = 'gen_ai.tool.call.result';
 
-function num(v: unknown): number | undefined {
-  return typeof v === 'number' && Number.isFinite(v) ? v : typeof v === 'string' && v.trim() !== '' && Number.isFinite(Number(v)) ? Number(v) : undefined;
-}
-
 function str(v: unknown): string | undefined {
   return typeof v === 'string' && v !== '' ? v : undefined;
 }
@@ -46,16 +43,6 @@ function sha256(text: string): string {
 
 /** qwen-code 0.24.4 tools that write files (`packages/core/src/tools/tool-names.ts`). */
 export const QWEN_CODE_FILE_CHANGING_TOOLS: ReadonlySet<string> = new Set(['edit', 'write_file', 'notebook_edit']);
-
-interface PromptExtent {
-  sessionId: string | undefined;
-  start: number;
-  end: number;
-  environment: string | undefined;
-  version: string | undefined;
-  /** Extent from the interaction span (exact), not from the prompt's records. */
-  fromSpan: boolean;
-}
 
 /** A call before its result fingerprint is resolved (the tool span may arrive after its log). */
 type PendingCall = Omit<CallRecord, 'resultFingerprint'> & { readonly resultSize: number | undefined };
@@ -74,12 +61,16 @@ export class QwenCodeReportInputsCollector implements ReportInputsCollector {
   private readonly _requestSpans: UsageRecord[] = [];
   private readonly _calls: PendingCall[] = [];
   private readonly _results = new Map<string, string>();
-  private readonly _prompts = new Map<string, PromptExtent>();
+  private readonly _prompts: PromptExtents;
   private _dropped = 0;
 
-  /** @param maxItems - usage records and calls held, each. @defaultValue `1000000` */
-  constructor(maxItems = 1_000_000) {
+  /**
+   * @param options - the owner and cohort attributes
+   * @param maxItems - usage records, calls and prompts held, each. @defaultValue `1000000`
+   */
+  constructor(options: ReportInputsOptions = {}, maxItems = 1_000_000) {
     this._maxItems = maxItems;
+    this._prompts = new PromptExtents(options, maxItems);
   }
 
   /** Records not held because of `maxItems`. */
@@ -91,7 +82,7 @@ export class QwenCodeReportInputsCollector implements ReportInputsCollector {
     const a = span.attributes;
     if (span.name === SPAN_INTERACTION) {
       const id = str(a[ATTR_QWEN_PROMPT_ID]);
-      if (id !== undefined) this._touch(id, hrTimeToMillis(span.startTime), hrTimeToMillis(span.endTime), str(a[ATTR_SESSION_ID]), span.resource?.attributes, true);
+      if (id !== undefined) this._prompts.touch(id, hrTimeToMillis(span.startTime), hrTimeToMillis(span.endTime), str(a[ATTR_SESSION_ID]), a, span.resource?.attributes, true);
     } else if (span.name === SPAN_TOOL) {
       const callId = str(a[ATTR_TOOL_CALL_ID]) ?? str(a[ATTR_CALL_ID]);
       const result = a[ATTR_GEN_AI_TOOL_CALL_RESULT];
@@ -109,6 +100,7 @@ export class QwenCodeReportInputsCollector implements ReportInputsCollector {
         inputTokens: num(a['gen_ai.usage.input_tokens']),
         outputTokens: num(a['gen_ai.usage.output_tokens']),
         costUsd: undefined,
+        model: str(a['gen_ai.request.model']),
       });
     }
   }
@@ -129,10 +121,12 @@ export class QwenCodeReportInputsCollector implements ReportInputsCollector {
         inputTokens: num(a['input_token_count']),
         outputTokens: num(a['output_token_count']),
         costUsd: undefined,
+        cacheReadTokens: num(a['cached_content_token_count']),
+        model: str(a['model']),
       });
-      this._touch(promptId, t - duration, t, sessionId, log.resource?.attributes);
+      this._prompts.touch(promptId, t - duration, t, sessionId, a, log.resource?.attributes);
     } else if (name === EVENT_TOOL_CALL) {
-      this._touch(promptId, t, t, sessionId, log.resource?.attributes);
+      this._prompts.touch(promptId, t, t, sessionId, a, log.resource?.attributes);
       const callId = str(a[ATTR_CALL_ID]);
       if (callId === undefined) return;
       const tool = str(a[ATTR_FUNCTION_NAME]) ?? 'unknown_tool';
@@ -146,7 +140,7 @@ export class QwenCodeReportInputsCollector implements ReportInputsCollector {
         resultSize: num(a['content_length']),
       });
     } else if (name === EVENT_API_REQUEST || name === EVENT_USER_PROMPT) {
-      this._touch(promptId, t, t, sessionId, log.resource?.attributes);
+      this._prompts.touch(promptId, t, t, sessionId, a, log.resource?.attributes);
     }
   }
 
@@ -160,14 +154,7 @@ export class QwenCodeReportInputsCollector implements ReportInputsCollector {
       usageSource: fromLogs ? EVENT_API_RESPONSE : this._requestSpans.length > 0 ? SPAN_LLM_REQUEST : undefined,
       usage,
       calls,
-      prompts: [...this._prompts].map(([promptId, p]) => ({
-        promptId,
-        sessionId: p.sessionId,
-        startMillis: p.start,
-        endMillis: p.end,
-        environment: p.environment,
-        serviceVersion: p.version,
-      })),
+      prompts: this._prompts.records(),
       fileChangingTools: QWEN_CODE_FILE_CHANGING_TOOLS,
     };
   }
@@ -175,25 +162,5 @@ export class QwenCodeReportInputsCollector implements ReportInputsCollector {
   private _push<T>(list: T[], item: T): void {
     if (list.length < this._maxItems) list.push(item);
     else this._dropped++;
-  }
-
-  private _touch(promptId: string, t0: number, t1: number, sessionId: string | undefined, resource: Readonly<Record<string, unknown>> | undefined, fromSpan = false): void {
-    const environment = str(resource?.['deployment.environment']) ?? str(resource?.['deployment.environment.name']);
-    const version = str(resource?.['service.version']);
-    const p = this._prompts.get(promptId);
-    if (p === undefined) {
-      if (this._prompts.size < this._maxItems) this._prompts.set(promptId, { sessionId, start: t0, end: t1, environment, version, fromSpan });
-      return;
-    }
-    if (fromSpan && !p.fromSpan) {
-      p.start = t0;
-      p.fromSpan = true;
-    } else if (!p.fromSpan) {
-      p.start = Math.min(p.start, t0);
-    }
-    p.end = Math.max(p.end, t1);
-    p.sessionId ??= sessionId;
-    p.environment ??= environment;
-    p.version ??= version;
   }
 }
