@@ -217,6 +217,48 @@ export function numberAttribute(v: unknown): number | undefined {
   return undefined;
 }
 
+/** Where an agent's per-request usage log record puts each field (attribute keys; absent: not recorded). */
+export interface UsageLogKeys {
+  readonly inputTokens: string;
+  readonly outputTokens: string;
+  readonly cacheReadTokens?: string;
+  readonly cacheCreationTokens?: string;
+  /** A stated cost in US dollars. */
+  readonly costUsd?: string;
+  /** The request's duration in milliseconds (its start is the record's time minus it). */
+  readonly durationMillis: string;
+  readonly model: string;
+}
+
+/**
+ * The `*_token_count` usage fields qwen-code 0.24.4 and gemini-cli 0.61.0 share (gemini-cli's
+ * telemetry is qwen-code's origin): `input_token_count`, `output_token_count`,
+ * `cached_content_token_count` (included in the input count), `duration_ms`, `model`.
+ */
+export const COUNT_USAGE_KEYS: UsageLogKeys = {
+  inputTokens: 'input_token_count',
+  outputTokens: 'output_token_count',
+  cacheReadTokens: 'cached_content_token_count',
+  durationMillis: 'duration_ms',
+  model: 'model',
+};
+
+/** The usage of one request from its log record, which is written when the response ended (`endMillis`). */
+export function usageFromLog(promptId: string, endMillis: number, a: Readonly<Record<string, unknown>>, keys: UsageLogKeys): UsageRecord {
+  const at = (k: string | undefined): number | undefined => (k === undefined ? undefined : numberAttribute(a[k]));
+  return {
+    promptId,
+    startMillis: endMillis - (at(keys.durationMillis) ?? 0),
+    endMillis,
+    inputTokens: at(keys.inputTokens),
+    outputTokens: at(keys.outputTokens),
+    costUsd: at(keys.costUsd),
+    cacheReadTokens: at(keys.cacheReadTokens),
+    cacheCreationTokens: at(keys.cacheCreationTokens),
+    model: nonEmpty(a[keys.model]),
+  };
+}
+
 interface Extent {
   sessionId: string | undefined;
   start: number;

@@ -9,14 +9,24 @@
  * for them all, and enforce's stop ends them all.
  */
 import { argumentsTextFingerprint } from '../../engine/fingerprint.js';
-import { numberAttribute as num, PromptExtents } from '../report-inputs.js';
-import type { CallRecord, ReportInputLog, ReportInputs, ReportInputsCollector, ReportInputsOptions, ReportInputSpan, UsageRecord } from '../report-inputs.js';
+import { PromptExtents, usageFromLog } from '../report-inputs.js';
+import type { CallRecord, ReportInputLog, ReportInputs, ReportInputsCollector, ReportInputsOptions, ReportInputSpan, UsageLogKeys, UsageRecord } from '../report-inputs.js';
 import { hrTimeToMillis } from '../wire-profile.js';
 import { CLAUDE_CODE_EVENTS_SCOPE } from './claude-code-profile.js';
 
 /** The event whose records carry usage. */
 const EVENT_API_REQUEST = 'api_request';
 const EVENT_TOOL_RESULT = 'tool_result';
+/** The usage fields of an `api_request` record (wire reference §2). */
+const USAGE_KEYS: UsageLogKeys = {
+  inputTokens: 'input_tokens',
+  outputTokens: 'output_tokens',
+  cacheReadTokens: 'cache_read_tokens',
+  cacheCreationTokens: 'cache_creation_tokens',
+  costUsd: 'cost_usd',
+  durationMillis: 'duration_ms',
+  model: 'model',
+};
 /** Claude Code tools that write files (its built-in Edit, Write, NotebookEdit). */
 export const CLAUDE_CODE_FILE_CHANGING_TOOLS: ReadonlySet<string> = new Set(['Edit', 'MultiEdit', 'Write', 'NotebookEdit']);
 
@@ -54,21 +64,9 @@ export class ClaudeCodeReportInputsCollector implements ReportInputsCollector {
     const t = hrTimeToMillis(log.hrTime);
     const sessionId = str(a['session.id']);
     if (name === EVENT_API_REQUEST) {
-      const duration = num(a['duration_ms']) ?? 0;
-      if (this._usage.length < this._max) {
-        this._usage.push({
-          promptId,
-          startMillis: t - duration,
-          endMillis: t,
-          inputTokens: num(a['input_tokens']),
-          outputTokens: num(a['output_tokens']),
-          costUsd: num(a['cost_usd']),
-          cacheReadTokens: num(a['cache_read_tokens']),
-          cacheCreationTokens: num(a['cache_creation_tokens']),
-          model: str(a['model']),
-        });
-      }
-      this._prompts.touch(promptId, t - duration, t, sessionId, a, log.resource?.attributes);
+      const usage = usageFromLog(promptId, t, a, USAGE_KEYS);
+      if (this._usage.length < this._max) this._usage.push(usage);
+      this._prompts.touch(promptId, usage.startMillis, t, sessionId, a, log.resource?.attributes);
       return;
     }
     this._prompts.touch(promptId, t, t, sessionId, a, log.resource?.attributes);

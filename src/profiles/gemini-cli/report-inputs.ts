@@ -7,7 +7,7 @@
  * Prompt ids are the profile's: a `prompt_id` reused by a later `user_prompt` becomes
  * `<prompt_id>/<k>` from its k-th `user_prompt` on (`promptKeyOf`), as the profile names them.
  */
-import { numberAttribute as num, PromptExtents } from '../report-inputs.js';
+import { COUNT_USAGE_KEYS, PromptExtents, usageFromLog } from '../report-inputs.js';
 import type { ReportInputLog, ReportInputs, ReportInputsCollector, ReportInputsOptions, ReportInputSpan, UsageRecord } from '../report-inputs.js';
 import { hrTimeToMillis } from '../wire-profile.js';
 import { promptKeyOf } from './gemini-cli-profile.js';
@@ -55,20 +55,9 @@ export class GeminiCliReportInputsCollector implements ReportInputsCollector {
     const t = hrTimeToMillis(log.hrTime);
     const sessionId = str(a[ATTR_SESSION_ID]);
     if (name === EVENT_API_RESPONSE) {
-      const duration = num(a['duration_ms']) ?? 0;
-      if (this._usage.length < this._max) {
-        this._usage.push({
-          promptId,
-          startMillis: t - duration,
-          endMillis: t,
-          inputTokens: num(a['input_token_count']),
-          outputTokens: num(a['output_token_count']),
-          costUsd: undefined,
-          cacheReadTokens: num(a['cached_content_token_count']),
-          model: str(a['model']),
-        });
-      }
-      this._prompts.touch(promptId, t - duration, t, sessionId, a, log.resource?.attributes);
+      const usage = usageFromLog(promptId, t, a, COUNT_USAGE_KEYS);
+      if (this._usage.length < this._max) this._usage.push(usage);
+      this._prompts.touch(promptId, usage.startMillis, t, sessionId, a, log.resource?.attributes);
       return;
     }
     this._prompts.touch(promptId, t, t, sessionId, a, log.resource?.attributes);

@@ -5,7 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import { argumentsTextFingerprint } from '../../engine/fingerprint.js';
-import { numberAttribute as num, PromptExtents } from '../report-inputs.js';
+import { COUNT_USAGE_KEYS, numberAttribute as num, PromptExtents, usageFromLog } from '../report-inputs.js';
 import type { CallRecord, ReportInputLog, ReportInputs, ReportInputsCollector, ReportInputsOptions, ReportInputSpan, UsageRecord } from '../report-inputs.js';
 import { hrTimeToMillis } from '../wire-profile.js';
 import {
@@ -113,18 +113,9 @@ export class QwenCodeReportInputsCollector implements ReportInputsCollector {
     const t = hrTimeToMillis(log.hrTime);
     const sessionId = str(a[ATTR_SESSION_ID]);
     if (name === EVENT_API_RESPONSE) {
-      const duration = num(a['duration_ms']) ?? 0;
-      this._push(this._responses, {
-        promptId,
-        startMillis: t - duration,
-        endMillis: t,
-        inputTokens: num(a['input_token_count']),
-        outputTokens: num(a['output_token_count']),
-        costUsd: undefined,
-        cacheReadTokens: num(a['cached_content_token_count']),
-        model: str(a['model']),
-      });
-      this._prompts.touch(promptId, t - duration, t, sessionId, a, log.resource?.attributes);
+      const usage = usageFromLog(promptId, t, a, COUNT_USAGE_KEYS);
+      this._push(this._responses, usage);
+      this._prompts.touch(promptId, usage.startMillis, t, sessionId, a, log.resource?.attributes);
     } else if (name === EVENT_TOOL_CALL) {
       this._prompts.touch(promptId, t, t, sessionId, a, log.resource?.attributes);
       const callId = str(a[ATTR_CALL_ID]);
