@@ -222,6 +222,32 @@ describe('genai profile on the real SDK (shadow)', () => {
     await a.shutdown();
   });
 
+  // Issue #33 (1): LangGraph + OpenLLMetry marks `{name}.workflow` invoke_agent inside `invoke_agent
+  // {name}`; ADK's SequentialAgent runs the worker's invoke_agent inside the orchestrator's; OpenAI
+  // Agents under the contrib v2 instrumentation marks the SDK trace's root invoke_agent. None of these
+  // is an agent invoked as a tool: the prompt's own tool calls must count.
+  it.each([
+    ['LangGraph + OpenLLMetry: {name}.workflow inside invoke_agent {name}', ['graph.workflow']],
+    ['ADK SequentialAgent: worker inside orchestrator', ['invoke_agent worker']],
+    ['two levels of orchestration', ['invoke_agent pipeline', 'invoke_agent worker']],
+  ])('an invoke_agent inside the run but not inside a tool call is orchestration: %s', async (_label, wrappers) => {
+    const a = agentSdk();
+    const r = a.run('invoke_agent root');
+    let ctx = r.ctx;
+    const opened: Span[] = [];
+    for (const name of wrappers) {
+      const w = r.child(name, 'invoke_agent', ctx);
+      opened.push(w);
+      ctx = trace.setSpan(ctx, w);
+    }
+    for (let i = 0; i < 9; i++) r.round([{}], ctx);
+    for (const w of opened.reverse()) w.end();
+    r.end();
+    expect(summary(a.decisions).slice(-2)).toEqual(['8:would_warn', '9:would_stop']);
+    expect(new Set(a.decisions.map((d) => d.promptId))).toEqual(new Set([r.promptId]));
+    await a.shutdown();
+  });
+
   it('without an agent span the root span is the run and gen_ai.conversation.id its session', async () => {
     const a = agentSdk();
     const r = a.run('handle_request', null);

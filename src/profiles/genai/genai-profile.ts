@@ -4,7 +4,10 @@
  *
  * - Prompt: one agent run, the `invoke_agent` span (its id, `<traceId>:<spanId>`, is the prompt id;
  *   `gen_ai.conversation.id` is the session). Without an agent span, the trace's root span is the
- *   run. An `invoke_agent` span inside another run is a sub-agent: its calls are out of scope.
+ *   run. An `invoke_agent` span inside a tool call is an agent invoked as a tool (a subagent): its
+ *   calls are out of scope. One inside the run but not inside a tool call is the same run's
+ *   orchestration (LangGraph's `{name}.workflow`, ADK's `SequentialAgent` worker, OpenAI Agents'
+ *   agent span under its trace's root): its calls are the run's own.
  * - Batch: the `execute_tool` spans that start after a model call span (`chat`, `generate_content`,
  *   `text_completion`) of the run and before the next one; parallel calls share a batch. Model
  *   calls and tools nested inside a tool call are not the run's own.
@@ -215,10 +218,13 @@ export class GenAiProfile implements WireProfile {
     } else if (parent === undefined) {
       // A root span (or one whose parent was never seen): the run when no agent span comes.
       info = { run: promptId, fallback: true, runSpan: true, call: undefined, nested: false, step: false };
-    } else if (inside || op === 'invoke_agent') {
-      // Inside a tool call, or a sub-agent run inside this run.
+    } else if (inside) {
+      // Inside a tool call: a tool's own model calls and tools, or an agent invoked as a tool.
       info = { run: parent.run, fallback: parent.fallback, runSpan: false, call: undefined, nested: true, step: false };
     } else {
+      // The run's own span; an `invoke_agent` here (not under a tool call) is the same run's
+      // orchestration (a workflow wrapper, a sequential worker, a handoff's next agent): its model
+      // calls and tools are the prompt's own.
       info = { run: parent.run, fallback: parent.fallback, runSpan: false, call: undefined, nested: false, step: op === 'agent_step' };
     }
     const run = info.run;
