@@ -86,8 +86,18 @@ const cases: { desc: string; records: () => Rec[]; expected: WireProfileName | u
   },
   { desc: 'a qwen-code producer that writes the design batch span moves to batch-span', records: () => [{ log: log('qwen-code.user_prompt', QWEN) }, { span: span('runToolCalls', QWEN) }], expected: 'batch-span' },
   {
-    desc: 'OpenInference conventions are read by no profile',
-    records: () => [{ span: span('ChatCompletion', resource('oi-agent'), 'openinference.instrumentation.openai', { 'openinference.span.kind': 'LLM', 'tool.name': 'x' }) }],
+    desc: 'OpenInference conventions (span kind attribute) are read by openinference',
+    records: () => [{ span: span('ChatCompletion', resource('oi-agent'), '', { 'openinference.span.kind': 'LLM', 'tool.name': 'x' }) }],
+    expected: 'openinference',
+  },
+  {
+    desc: 'an OpenInference instrumentation scope alone is read by openinference',
+    records: () => [{ span: span('ChatCompletion', resource('oi-agent'), 'openinference.instrumentation.openai') }],
+    expected: 'openinference',
+  },
+  {
+    desc: 'a producer of neither agent names nor conventions is read by no profile',
+    records: () => [{ span: span('handle_request', resource('web-app'), 'com.example.web', { 'http.route': '/x' }) }],
     expected: undefined,
   },
 ];
@@ -105,6 +115,7 @@ describe('RoutingProfile: each producer read by the profile of the agent that pr
   it('producers interleaved in one stream are each read by their own profile', () => {
     const { routing, unread } = router();
     const OI = resource('oi-agent');
+    const WEB = resource('web-app');
     const GENAI = resource('in-house-agent');
     feed(routing, [
       { log: log('qwen-code.user_prompt', QWEN) },
@@ -112,14 +123,15 @@ describe('RoutingProfile: each producer read by the profile of the agent that pr
       { span: span('invoke_agent helper', GENAI) },
       { span: span('qwen-code.interaction', QWEN) },
       { span: span('ChatCompletion', OI, 'openinference.instrumentation.openai') },
+      { span: span('handle_request', WEB, 'com.example.web') },
       { span: span('execute_tool read_file', GENAI) },
     ]);
-    expect([QWEN, CLAUDE, GENAI, OI].map((r) => routing.profileOf(r))).toEqual(['qwen-code', 'claude-code', 'genai', undefined]);
-    expect(routing.profilesInUse).toEqual(['qwen-code', 'claude-code', 'genai']);
+    expect([QWEN, CLAUDE, GENAI, OI, WEB].map((r) => routing.profileOf(r))).toEqual(['qwen-code', 'claude-code', 'genai', 'openinference', undefined]);
+    expect(routing.profilesInUse).toEqual(['qwen-code', 'claude-code', 'openinference', 'genai']);
     // Unread records are named by their producer's service and scope names only (a span: start and end).
     expect(unread).toEqual([
-      { serviceName: 'oi-agent', scopeName: 'openinference.instrumentation.openai' },
-      { serviceName: 'oi-agent', scopeName: 'openinference.instrumentation.openai' },
+      { serviceName: 'web-app', scopeName: 'com.example.web' },
+      { serviceName: 'web-app', scopeName: 'com.example.web' },
     ]);
   });
 

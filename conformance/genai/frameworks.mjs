@@ -30,7 +30,15 @@ const RUN_TIMEOUT_MILLIS = 60_000;
  * @property {string} script The scenario driver in this folder.
  * @property {Generation[]} generations
  * @property {string[]} scenarios
+ * @property {string} [profile] The profile `auto` must pick for its telemetry (default `genai`).
+ * @property {boolean} [finalBatch] Every run ends with one more, successful, tool batch (smolagents
+ *   answers through its `final_answer` tool): expected batches +1, calls + [1], decisions unchanged.
+ * @property {'typed' | 'untyped'} [failures] `untyped`: a raising tool's span carries no error type
+ *   (status ERROR only), so the design's `unknown` applies (expected.json `untyped` variants).
  */
+
+/** The scenarios of scenarios.py (the drivers written after pydantic-ai and Strands share them). */
+const NEW_SCENARIOS = ['failure-loop', 'success-reset', 'parallel-batch', 'new-run', 'other-tools-between', 'alternating-types', 'returned-error-loop'];
 
 /** @type {Framework[]} */
 export const FRAMEWORKS = [
@@ -65,6 +73,30 @@ export const FRAMEWORKS = [
       },
     ],
     scenarios: ['failure-loop', 'success-reset', 'parallel-batch', 'new-run', 'untyped-error-loop'],
+  },
+  {
+    id: 'smolagents',
+    version: '1.26.0',
+    script: 'smolagents_scenarios.py',
+    profile: 'openinference',
+    finalBatch: true,
+    generations: [{ id: 'openinference', description: 'openinference-instrumentation-smolagents 0.1.43 (AGENT / CHAIN / LLM / TOOL spans)' }],
+    scenarios: NEW_SCENARIOS,
+  },
+  {
+    id: 'openai-agents',
+    version: '0.24.0',
+    script: 'openai_agents_scenarios.py',
+    profile: 'openinference',
+    failures: 'untyped',
+    generations: [
+      {
+        id: 'openinference',
+        description: 'openinference-instrumentation-openai-agents 2.6.0 (AGENT root, AGENT agent, LLM, TOOL spans)',
+        args: ['--instrumentation', 'openinference'],
+      },
+    ],
+    scenarios: NEW_SCENARIOS,
   },
 ];
 
@@ -130,7 +162,7 @@ export async function recordScenario(framework, generation, scenario, outFile) {
   }
 }
 
-/** Fixture path of one recorded scenario, relative to the repository root. */
+/** Fixture path of one recorded scenario, relative to the repository root (under the profile that reads it). */
 export function fixturePath(/** @type {Framework} */ framework, /** @type {Generation} */ generation, /** @type {string} */ scenario) {
-  return join('fixtures', 'genai', `${framework.id}-${framework.version}`, `${scenario}.${generation.id}.otlp.jsonl`);
+  return join('fixtures', framework.profile ?? 'genai', `${framework.id}-${framework.version}`, `${scenario}.${generation.id}.otlp.jsonl`);
 }

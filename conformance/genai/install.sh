@@ -43,7 +43,9 @@ rm -rf "$probe"
 
 rm -rf "$venv"
 "$python" -m venv "$venv"
+# pip keeps its wheel cache in ~/.cache/pip (PIP_CACHE_DIR to move it): a warm cache makes a
+# rebuild take seconds of unpacking instead of downloads.
 "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-input -r "$here/requirements.txt"
 "$venv/bin/python" -m pip check
 echo "$want" > "$stamp"
-echo "genai conformance: installed $("$venv/bin/python" -m pip show pydantic-ai-slim strands-agents 2>/dev/null | awk '/^(Name|Version):/{printf "%s ", $2}')into $venv"
+echo "genai conformance: installed $("$venv/bin/python" -m pip show pydantic-ai-slim strands-agents smolagents openai-agents 2>/dev/null | awk '/^(Name|Version):/{printf "%s ", $2}')into $venv"

@@ -17,6 +17,7 @@ import { GenAiProfile } from './genai/genai-profile.js';
 import { AI_SDK_DIALECT, AI_SDK_READS } from './ai-sdk/ai-sdk-dialect.js';
 import { GENAI_ERROR_TYPES } from './genai/error-types.js';
 import { GENAI_RECOGNITION } from './genai/detect.js';
+import { OPENINFERENCE_DIALECT, OPENINFERENCE_RECOGNITION } from './openinference/openinference-dialect.js';
 import { QwenCodeProfile } from './qwen-code/qwen-code-profile.js';
 import { QwenCodeReportInputsCollector } from './qwen-code/report-inputs.js';
 import { ClaudeCodeReportInputsCollector } from './claude-code/report-inputs.js';
@@ -92,6 +93,8 @@ export interface WireProfileDefinition {
  *   `tool_call` log (docs/gemini-cli.md);
  * - `codex`: OpenAI Codex CLI 0.169.0's logs (and `mcp.tools.call` spans when exported), batches
  *   per model request (`codex.api_request`; docs/codex.md);
+ * - `openinference`: Arize's OpenInference conventions (`openinference.span.kind` AGENT / LLM /
+ *   TOOL, `tool.name`), read by the `genai` profile's rules under those names (docs/openinference.md);
  * - `genai`: any agent that follows the OpenTelemetry GenAI semantic conventions (`invoke_agent`,
  *   model-call and `execute_tool` spans; docs/genai.md); AI SDK 7 with `@ai-sdk/otel` among them;
  * - `ai-sdk`: the Vercel AI SDK's own `ai.*` spans (AI SDK 6, `LegacyOpenTelemetry`, opencode),
@@ -149,6 +152,15 @@ export const WIRE_PROFILES = {
     create: (engine) => new CodexProfile(engine),
     blindSpots: CODEX_BLIND_SPOTS,
     notCheckable: CODEX_NOT_CHECKABLE,
+  },
+  openinference: {
+    defaultNamespace: 'agent',
+    terminalRecord: { description: 'ended `TOOL` spans (`openinference.span.kind`)', signal: 'traces' },
+    recognise: OPENINFERENCE_RECOGNITION,
+    // Failures are OpenTelemetry exception events, as in the GenAI conventions: the same raw types.
+    // No `reads`: the span kind and tool name are attributes, and serve keeps all of them.
+    executionErrorTypes: GENAI_ERROR_TYPES,
+    create: (engine, repetition) => new GenAiProfile(engine, repetition, OPENINFERENCE_DIALECT),
   },
   genai: {
     defaultNamespace: 'agent',
