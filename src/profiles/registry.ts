@@ -17,7 +17,7 @@ import { GenAiProfile } from './genai/genai-profile.js';
 import { AI_SDK_DIALECT, AI_SDK_READS } from './ai-sdk/ai-sdk-dialect.js';
 import { GENAI_ERROR_TYPES } from './genai/error-types.js';
 import { GENAI_RECOGNITION } from './genai/detect.js';
-import { OPENINFERENCE_DIALECT, OPENINFERENCE_RECOGNITION } from './openinference/openinference-dialect.js';
+import { OPENINFERENCE_DIALECT, OPENINFERENCE_READS, OPENINFERENCE_RECOGNITION } from './openinference/openinference-dialect.js';
 import { QwenCodeProfile } from './qwen-code/qwen-code-profile.js';
 import { QwenCodeReportInputsCollector } from './qwen-code/report-inputs.js';
 import { ClaudeCodeReportInputsCollector } from './claude-code/report-inputs.js';
@@ -158,8 +158,8 @@ export const WIRE_PROFILES = {
     terminalRecord: { description: 'ended `TOOL` spans (`openinference.span.kind`)', signal: 'traces' },
     recognise: OPENINFERENCE_RECOGNITION,
     // Failures are OpenTelemetry exception events, as in the GenAI conventions: the same raw types.
-    // No `reads`: the span kind and tool name are attributes, and serve keeps all of them.
     executionErrorTypes: GENAI_ERROR_TYPES,
+    reads: () => OPENINFERENCE_READS,
     create: (engine, repetition) => new GenAiProfile(engine, repetition, OPENINFERENCE_DIALECT),
   },
   genai: {

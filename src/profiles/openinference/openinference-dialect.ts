@@ -21,7 +21,7 @@
  */
 import type { WireProfileRecognition } from '../detect.js';
 import type { GenAiDialect, GenAiOperation } from '../genai/genai-profile.js';
-import type { SpanView } from '../wire-profile.js';
+import type { SpanView, WireProfileReads } from '../wire-profile.js';
 import {
   ATTR_INPUT_VALUE,
   ATTR_OPENINFERENCE_SPAN_KIND,
@@ -64,3 +64,15 @@ export const OPENINFERENCE_RECOGNITION: WireProfileRecognition = {
   spanAttributeKeys: [ATTR_OPENINFERENCE_SPAN_KIND],
   scopeNamePrefixes: [OPENINFERENCE_SCOPE_PREFIX],
 };
+
+/**
+ * What the `openinference` profile reads; `serve` keeps only these at ingest (status and events,
+ * hence `exception.type`, are always kept). Span names are free (a tool's class, the SDK trace's
+ * name), so any name is kept.
+ */
+export const OPENINFERENCE_READS: WireProfileReads = Object.freeze({
+  spanNames: undefined,
+  spanAttributes: Object.freeze([ATTR_OPENINFERENCE_SPAN_KIND, ATTR_TOOL_NAME, ATTR_TOOL_ID, ATTR_INPUT_VALUE, ATTR_SESSION_ID]),
+  logEventNames: Object.freeze([]),
+  logAttributes: Object.freeze([]),
+});
