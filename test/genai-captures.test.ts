@@ -7,7 +7,8 @@ import { auditInvariants, inputIdentifiers, sensitiveInputStrings } from '../src
 import { replayRecords } from '../src/replay/replay.js';
 import { emptyRecordBatch } from '../src/otlp/records.js';
 import { parseTelemetryText } from '../src/otlp/telemetry-file.js';
-import type { BatchDecision } from '../src/engine/failure-types.js';
+import { byPrompt } from './helpers/expected-decisions.js';
+import type { ExpectedPrompt } from './helpers/expected-decisions.js';
 import { startGuardServer } from '../src/serve/guard-server.js';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { OTLPLogExporter } from '@opentelemetry/exporter-logs-otlp-http';
@@ -27,25 +28,7 @@ function exportAll<T>(exporter: { export(items: T[], cb: (r: ExportResult) => vo
  * checks the decisions the design requires (conformance/genai/expected.json, the same table the
  * live conformance run checks).
  */
-interface ExpectedPrompt {
-  readonly batches: number;
-  readonly calls?: readonly number[];
-  readonly decisions: readonly string[];
-}
 const expected = JSON.parse(readFileSync(join('conformance', 'genai', 'expected.json'), 'utf8')) as Record<string, { prompts: ExpectedPrompt[] }>;
-
-/** Decisions per prompt in the order the prompts first decided, in the shape of expected.json. */
-function byPrompt(decisions: readonly BatchDecision[]): ExpectedPrompt[] {
-  const prompts = new Map<string, BatchDecision[]>();
-  for (const d of decisions) prompts.set(d.promptId, [...(prompts.get(d.promptId) ?? []), d]);
-  return [...prompts.values()].map((ds) => ({
-    batches: ds.length,
-    calls: ds.map((d) => d.receipt.observations.length),
-    decisions: ds
-      .filter((d) => d.outcome.decision !== 'none')
-      .map((d) => `${d.batch}:${d.outcome.decision}${d.outcome.resetReason === undefined ? '' : `/${d.outcome.resetReason}`}`),
-  }));
-}
 
 const root = join('fixtures', 'genai');
 const captures = readdirSync(root).flatMap((dir) =>

@@ -5,7 +5,8 @@ import { auditInvariants, inputIdentifiers, sensitiveInputStrings } from '../src
 import { replayRecords } from '../src/replay/replay.js';
 import { emptyRecordBatch } from '../src/otlp/records.js';
 import { parseTelemetryText } from '../src/otlp/telemetry-file.js';
-import type { BatchDecision } from '../src/engine/failure-types.js';
+import { byPrompt } from './helpers/expected-decisions.js';
+import type { ExpectedPrompt } from './helpers/expected-decisions.js';
 
 /**
  * Replays the captures recorded from real smolagents 1.26.0 and OpenAI Agents 0.24.0 runs
@@ -13,11 +14,6 @@ import type { BatchDecision } from '../src/engine/failure-types.js';
  * and checks the decisions the design requires (conformance/genai/expected.json, the table the
  * live conformance run checks).
  */
-interface ExpectedPrompt {
-  readonly batches: number;
-  readonly calls?: readonly number[];
-  readonly decisions: readonly string[];
-}
 type Expected = Record<string, { prompts: ExpectedPrompt[]; untyped?: { prompts: ExpectedPrompt[] } }>;
 const expected = JSON.parse(readFileSync(join('conformance', 'genai', 'expected.json'), 'utf8')) as Expected;
 
@@ -37,18 +33,6 @@ function wanted(framework: string, scenario: string): ExpectedPrompt[] | undefin
   const prompts = (f?.untyped === true ? e?.untyped?.prompts : undefined) ?? e?.prompts;
   if (prompts === undefined || f?.finalBatch !== true) return prompts;
   return prompts.map((p) => ({ batches: p.batches + 1, calls: p.calls === undefined ? undefined : [...p.calls, 1], decisions: p.decisions }));
-}
-
-function byPrompt(decisions: readonly BatchDecision[]): ExpectedPrompt[] {
-  const prompts = new Map<string, BatchDecision[]>();
-  for (const d of decisions) prompts.set(d.promptId, [...(prompts.get(d.promptId) ?? []), d]);
-  return [...prompts.values()].map((ds) => ({
-    batches: ds.length,
-    calls: ds.map((d) => d.receipt.observations.length),
-    decisions: ds
-      .filter((d) => d.outcome.decision !== 'none')
-      .map((d) => `${d.batch}:${d.outcome.decision}${d.outcome.resetReason === undefined ? '' : `/${d.outcome.resetReason}`}`),
-  }));
 }
 
 const root = join('fixtures', 'openinference');
