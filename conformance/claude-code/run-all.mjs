@@ -36,8 +36,8 @@ import {
 
 const here = dirname(fileURLToPath(import.meta.url));
 /** No scenario starts after this much time (a scenario is bounded by about 70 s per prompt). */
-const START_BUDGET_MILLIS = 600_000;
-const ISOLATED_RUN_TIMEOUT_MILLIS = 720_000;
+const START_BUDGET_MILLIS = 900_000;
+const ISOLATED_RUN_TIMEOUT_MILLIS = 1_020_000;
 const REPLAY_TIMEOUT_MILLIS = 20_000;
 
 const COMPARED = /** @type {const} */ ([
@@ -327,20 +327,30 @@ async function main(argv) {
   const started = Date.now();
   /** @type {Record<string, any>[]} */
   const rows = [];
-  for (const [n, file] of files.entries()) {
+  // Every guard-hook scenario runs twice: the command hook, then the HTTP hook answered by
+  // `serve --claude-code-hook-port` (CONFORMANCE_HOOK_TRANSPORT=command or http: one of them only).
+  const transports = process.env.CONFORMANCE_HOOK_TRANSPORT === 'command' ? ['command'] : process.env.CONFORMANCE_HOOK_TRANSPORT === 'http' ? ['http'] : ['command', 'http'];
+  /** @type {{ file: string, transport: 'command' | 'http' }[]} */
+  const runs = files.flatMap((file) =>
+    loadClaudeScenario(join(dir, file)).hooks === 'guard'
+      ? transports.map((t) => ({ file, transport: /** @type {'command' | 'http'} */ (t) }))
+      : [{ file, transport: /** @type {'command'} */ ('command') }],
+  );
+  for (const [n, { file, transport }] of runs.entries()) {
     const scenario = loadClaudeScenario(join(dir, file));
+    const hooks = scenario.hooks !== 'guard' ? 'none' : transport === 'http' ? 'guard (http)' : 'guard';
     /** @type {Record<string, any>} */
-    const row = { name: scenario.name, mode: scenario.mode, hooks: scenario.hooks ?? 'none', ours: [], logsOnly: [], hook: [], problems: [] };
+    const row = { name: scenario.name, mode: scenario.mode, hooks, ours: [], logsOnly: [], hook: [], problems: [] };
     rows.push(row);
     if (Date.now() - started > START_BUDGET_MILLIS) {
       row.problems.push('not run: time budget exhausted');
       continue;
     }
-    console.error(`[${n + 1}/${files.length}] ${scenario.name} (${scenario.mode}, hooks ${row.hooks}) ...`);
+    console.error(`[${n + 1}/${runs.length}] ${scenario.name} (${scenario.mode}, hooks ${row.hooks}) ...`);
     /** @type {string[]} */
     const problems = row.problems;
     try {
-      const run = await runClaudeScenario(scenario, { outdir, log: (l) => console.error(`    ${l}`) });
+      const run = await runClaudeScenario(scenario, { outdir: transport === 'http' ? join(outdir, 'http') : outdir, log: (l) => console.error(`    ${l}`), hookTransport: transport });
       row.seconds = Math.round(run.durationMillis / 100) / 10;
       const otlp = readOtlpLines(run.otlpFile);
       problems.push(...checkRealClient(scenario, run, otlp));
@@ -392,7 +402,7 @@ async function main(argv) {
       } else if (hookText.trim()) {
         problems.push('the guard hook wrote decisions although it was not registered');
       }
-      if (record) {
+      if (record && transport === 'command') {
         writeFileSync(join(resolve(record), `${scenario.name}.otlp.jsonl`), withoutNoise(readFileSync(run.otlpFile, 'utf8'), scenario.hooks === 'guard'));
         copyFileSync(run.hookFile, join(resolve(record), `${scenario.name}.hooks.jsonl`));
         if (scenario.hooks === 'guard') copyFileSync(run.hookDecisionsFile, join(resolve(record), `${scenario.name}.hook-decisions.jsonl`));
@@ -416,7 +426,7 @@ async function main(argv) {
       String(r.batches ?? '-'),
       r.ours.join(' ') || '-',
       r.logsOnly.join(' ') === r.ours.join(' ') ? 'same' : r.logsOnly.join(' ') || '-',
-      r.hooks === 'guard' ? r.hook.join(' ') || '-' : 'n/a',
+      r.hooks.startsWith('guard') ? r.hook.join(' ') || '-' : 'n/a',
     ]);
   }
   const widths = table[0]?.map((_, c) => Math.max(...table.map((row) => (row[c] ?? '').length))) ?? [];

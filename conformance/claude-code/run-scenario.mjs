@@ -1,5 +1,5 @@
 // @ts-check
-/* global process, console, setTimeout */
+/* global process, console, setTimeout, clearTimeout */
 /**
  * Runs one Claude Code conformance scenario end to end against the real CLI, offline: a throwaway
  * HOME and working directory, the scripted fake Anthropic Messages API and an OTLP/HTTP JSON sink,
@@ -99,7 +99,7 @@ export const OUR_CLI = resolve(process.env.RTFG_REPLAY_CLI ?? join(repoRoot, 'di
  * @property {string} hookDecisionsFile The guard hook's decisions (`replay --format json` lines), written
  *   by the hook command through `RTFG_CLAUDE_CODE_DECISIONS`.
  * @property {import('./fake-anthropic.mjs').RecordedMessagesRequest[]} requests
- * @property {{ exitCode: number | null, signal: string | null, forcedKill: boolean, result: any, informational: string[], sessionId: string }[]} prompts
+ * @property {{ exitCode: number | null, signal: string | null, forcedKill: boolean, result: any, informational: string[], sessionId: string, elapsedMillis: number }[]} prompts
  *   `informational`: the contents of the stream-json `system`/`informational` messages (where a
  *   hook's `systemMessage` reaches the user).
  * @property {number} durationMillis
@@ -160,19 +160,21 @@ function shq(s) {
  * The settings.json `hooks` object.
  * @param {string} hookLog
  * @param {boolean} guard
+ * @param {Record<string, unknown>} [httpHook] The guard's HTTP hook as `--print-settings --http` prints it.
  */
-function hookSettings(hookLog, guard) {
+function hookSettings(hookLog, guard, httpHook, bare = false, guardCommand = undefined) {
   const logger = { type: 'command', command: `${shq(process.execPath)} ${shq(join(here, 'hook-logger.mjs'))} ${shq(hookLog)}` };
-  const guardHook = {
+  const guardHook = httpHook ?? {
     type: 'command',
     // CONFORMANCE_GUARD_HOOK: another hook command, for experiments.
-    command: process.env.CONFORMANCE_GUARD_HOOK ?? `${shq(process.execPath)} ${shq(OUR_CLI)} claude-code-hook`,
+    command: guardCommand ?? process.env.CONFORMANCE_GUARD_HOOK ?? `${shq(process.execPath)} ${shq(OUR_CLI)} claude-code-hook`,
   };
   /** @type {Record<string, unknown[]>} */
   const hooks = {};
   for (const event of ['SessionStart', 'UserPromptSubmit', 'PreToolUse', 'PostToolUse', 'PostToolUseFailure', 'PostToolBatch', 'Stop', 'SubagentStop', 'SessionEnd']) {
-    const list = [logger];
+    const list = bare ? [] : [logger];
     if (guard && ['PreToolUse', 'PostToolUse', 'PostToolUseFailure', 'PostToolBatch'].includes(event)) list.push(guardHook);
+    if (list.length === 0) continue;
     const toolEvent = ['PreToolUse', 'PostToolUse', 'PostToolUseFailure'].includes(event);
     hooks[event] = [toolEvent ? { matcher: '*', hooks: list } : { hooks: list }];
   }
@@ -215,12 +217,63 @@ function driveInterrupt(child, text, callPrefix, afterMillis, out, log) {
 }
 
 /**
+ * Starts our `serve --claude-code-hook-port` (the real CLI, as a user runs it) on loopback with a
+ * fresh token, the guard in `mode`, its decisions to `decisionsFile` and its telemetry to
+ * `exportEndpoint`, and returns the HTTP hook exactly as `claude-code-hook --print-settings --http`
+ * prints it.
+ * @param {{ mode: string, decisionsFile: string, exportEndpoint?: string, dir: string, log: (line: string) => void }} o
+ * @returns {Promise<{ hook: Record<string, unknown>, token: string, close: () => Promise<void> }>}
+ */
+export async function startHookServe({ mode, decisionsFile, exportEndpoint, dir, log }) {
+  const token = randomUUID().replace(/-/g, '');
+  const tokenFile = join(dir, 'hook-token');
+  writeFileSync(tokenFile, `${token}\n`, { mode: 0o600 });
+  const child = spawn(
+    process.execPath,
+    [OUR_CLI, 'serve', '--port', '0', '--claude-code-hook-port', '0', '--bearer-token-file', tokenFile, '--mode', mode, ...(exportEndpoint === undefined ? [] : ['--export-endpoint', exportEndpoint])],
+    { env: { PATH: process.env.PATH, HOME: dir, RTFG_CLAUDE_CODE_DECISIONS: decisionsFile }, stdio: ['ignore', 'ignore', 'pipe'], detached: true },
+  );
+  if (child.pid !== undefined) live.add(child.pid);
+  child.once('exit', () => live.delete(child.pid));
+  let stderr = '';
+  const url = await new Promise((done, fail) => {
+    const timer = setTimeout(() => fail(new Error(`serve did not start: ${stderr}`)), 30_000);
+    child.stderr?.setEncoding('utf8');
+    child.stderr?.on('data', (d) => {
+      stderr += d;
+      const m = /answering Claude Code HTTP hooks on (\S+),/.exec(stderr);
+      if (m) {
+        clearTimeout(timer);
+        done(m[1]);
+      }
+    });
+    child.once('exit', () => fail(new Error(`serve exited: ${stderr}`)));
+  });
+  log(`serve hook endpoint ${url}`);
+  const printed = spawnSync(process.execPath, [OUR_CLI, 'claude-code-hook', '--print-settings', '--http', String(url)], { encoding: 'utf8', timeout: 20_000 });
+  const hook = JSON.parse(printed.stdout).hooks.PreToolUse[0].hooks[0];
+  return {
+    hook,
+    token,
+    close: async () => {
+      child.kill('SIGTERM');
+      if (await endChild(child, 10_000)) log('serve had to be killed');
+      for (const line of stderr.split('\n')) if (/stopped after|error|refus/i.test(line)) log(line);
+    },
+  };
+}
+
+/**
  * Runs one scenario.
  * @param {ClaudeScenario} scenario
- * @param {{ outdir: string, log?: (line: string) => void, keepMetrics?: boolean }} options
+ * @param {{ outdir: string, log?: (line: string) => void, keepMetrics?: boolean, hookTransport?: 'command' | 'http', bare?: boolean, guardCommand?: string, hookServe?: { hook: Record<string, unknown>, token: string } }} options
+ *   `hookTransport: 'http'` answers the guard's hooks from `serve --claude-code-hook-port` (type
+ *   `http`) instead of the command hook. `bare` (the bench): no logging hook and no telemetry, only
+ *   the guard's hooks, as a user installs them; `guardCommand` replaces the command hook's command
+ *   line; `hookServe` is a running endpoint to use (from {@link startHookServe}) instead of a new one.
  * @returns {Promise<ClaudeRun>}
  */
-export async function runClaudeScenario(scenario, { outdir, log = () => {}, keepMetrics = false }) {
+export async function runClaudeScenario(scenario, { outdir, log = () => {}, keepMetrics = false, hookTransport = 'command', bare = false, guardCommand, hookServe: givenServe }) {
   const started = Date.now();
   const root = mkdtempSync(join(tmpdir(), `rtfg-cc-${scenario.name}-`));
   const home = join(root, 'home');
@@ -248,15 +301,19 @@ export async function runClaudeScenario(scenario, { outdir, log = () => {}, keep
     for (const name of scenario.mcpServers) servers[name] = { command: process.execPath, args: [join(here, 'mcp-failing-server.mjs'), name] };
     writeFileSync(mcpConfig, JSON.stringify({ mcpServers: servers }, null, 2));
   }
-  writeFileSync(
-    join(home, '.claude', 'settings.json'),
-    JSON.stringify({ ...scenario.settings, hooks: hookSettings(hookLog, scenario.hooks === 'guard') }, null, 2),
-  );
-
   const dumpDir = process.env.FAKE_PROVIDER_DUMP ? join(outdir, `${scenario.name}.requests`) : undefined;
   if (dumpDir) mkdirSync(dumpDir, { recursive: true });
   const provider = await startFakeAnthropic({ prompts: scenario.prompts, vars: { cwd }, subagentScripts: scenario.subagentScripts, dumpDir });
   const sink = await startOtlpSink({ file: otlpTmp, keepMetrics });
+  const ownServe =
+    hookTransport === 'http' && scenario.hooks === 'guard' && givenServe === undefined
+      ? await startHookServe({ mode: scenario.mode, decisionsFile: hookDecisions, exportEndpoint: sink.endpoint, dir: root, log })
+      : undefined;
+  const hookServe = hookTransport === 'http' && scenario.hooks === 'guard' ? (givenServe ?? ownServe) : undefined;
+  writeFileSync(
+    join(home, '.claude', 'settings.json'),
+    JSON.stringify({ ...scenario.settings, hooks: hookSettings(hookLog, scenario.hooks === 'guard', hookServe?.hook, bare, guardCommand) }, null, 2),
+  );
   /** @type {NodeJS.ProcessEnv} */
   const env = {
     PATH: process.env.PATH,
@@ -285,7 +342,11 @@ export async function runClaudeScenario(scenario, { outdir, log = () => {}, keep
     RTFG_CLAUDE_CODE_DECISIONS: hookDecisions,
     // Claude Code drops OTEL_* from hook environments: the guard hook gets the sink explicitly.
     RTFG_CLAUDE_CODE_OTLP_ENDPOINT: sink.endpoint,
+    ...(hookServe === undefined ? {} : { RTFG_CLAUDE_CODE_HOOK_TOKEN: hookServe.token }),
   };
+  if (bare) {
+    for (const k of Object.keys(env)) if (k.startsWith('OTEL_') || k.startsWith('CLAUDE_CODE_ENABLE') || k.startsWith('CLAUDE_CODE_ENHANCED') || k === 'RTFG_CLAUDE_CODE_OTLP_ENDPOINT') delete env[k];
+  }
   if (process.env.CLAUDE_CODE_EXTRA_ENV) Object.assign(env, JSON.parse(process.env.CLAUDE_CODE_EXTRA_ENV));
 
   const sessionId = randomUUID();
@@ -313,6 +374,7 @@ export async function runClaudeScenario(scenario, { outdir, log = () => {}, keep
         ...(index === 0 ? ['--session-id', sessionId] : ['--resume', sessionId]),
         ...(scenario.mcpServers?.length ? ['--mcp-config', mcpConfig, '--strict-mcp-config'] : []),
       ];
+      const spawnedAt = process.hrtime.bigint();
       const child = spawn(CLAUDE_CLI, args, { cwd, env, detached: true, stdio: [interrupt ? 'pipe' : 'ignore', 'pipe', 'pipe'] });
       if (child.pid !== undefined) live.add(child.pid);
       child.once('exit', () => live.delete(child.pid));
@@ -325,6 +387,7 @@ export async function runClaudeScenario(scenario, { outdir, log = () => {}, keep
       child.stderr?.setEncoding('utf8');
       child.stderr?.on('data', (d) => stderrAll.push(d));
       const forcedKill = await endChild(child, RUN_TIMEOUT_MILLIS);
+      const elapsedMillis = Number(process.hrtime.bigint() - spawnedAt) / 1e6;
       const stdout = out.join('');
       stdoutAll.push(`# prompt ${index + 1}\n${stdout}`);
       /** @type {any} */
@@ -340,9 +403,10 @@ export async function runClaudeScenario(scenario, { outdir, log = () => {}, keep
           // not a JSON line
         }
       }
-      prompts.push({ exitCode: child.exitCode, signal: child.signalCode, forcedKill, result, informational, sessionId });
+      prompts.push({ exitCode: child.exitCode, signal: child.signalCode, forcedKill, result, informational, sessionId, elapsedMillis });
     }
   } finally {
+    await ownServe?.close();
     await waitForQuietFile(otlpTmp, 700, 5_000);
     await sink.close();
     await provider.close();
@@ -375,6 +439,7 @@ if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.ur
   if (code !== undefined) process.exit(code);
   const run = await runClaudeScenario(loadClaudeScenario(file), {
     outdir: resolve(outdir),
+    hookTransport: process.env.CONFORMANCE_HOOK_TRANSPORT === 'http' ? 'http' : 'command',
     log: (l) => console.error(`[${basename(file)}] ${l}`),
     keepMetrics: Boolean(process.env.CONFORMANCE_KEEP_METRICS),
   });

@@ -109,6 +109,9 @@ program
   .option('--report <file>', 'write the HTML shadow report to <file> at exit and on SIGUSR2; needs the optional package echarts')
   .addOption(new Option('--grpc-port <port>', 'also receive OTLP/gRPC on this port (4317 by convention; what the Collector load_balancing exporter sends)').argParser(portArg))
   .option('--instance-id <id>', 'service.instance.id of the guard telemetry (default: a random UUID per start)')
+  .addOption(
+    new Option('--claude-code-hook-port <port>', "also answer Claude Code's HTTP hooks (type \"http\") on this port at /hooks/claude-code, in --mode, sessions in memory; needs --bearer-token-file").argParser(portArg),
+  )
   .option('--new-prompts-only', 'judge only prompts whose start record (qwen-code.user_prompt) arrives with a time after this process started (replicas: a restart never judges a prompt seen only in part)', false)
   .action(
     async (opts: {
@@ -129,6 +132,7 @@ program
       tlsKeyFile?: string;
       tlsClientCaFile?: string;
       allowUnauthenticated: boolean;
+      claudeCodeHookPort?: number;
     }) => {
       const { runServe } = await import('./commands/serve.js');
       await runServe(opts, io);
@@ -145,7 +149,8 @@ program
   .option('--decisions-file <file>', 'append each decision as a JSON line (default: $RTFG_CLAUDE_CODE_DECISIONS)')
   .option('--otlp-endpoint <url>', "OTLP/HTTP base URL for the guard's counters and diagnostic logs (default: $RTFG_CLAUDE_CODE_OTLP_ENDPOINT; Claude Code gives hooks no OTEL_* variables)")
   .option('--print-settings', 'print the Claude Code settings.json hooks fragment that registers this hook (an absolute command that runs from any directory), say which settings file takes it, and exit')
-  .option('--check', 'send a synthetic event of each type through exactly the command the settings register, say whether the guard answered, and exit (1 when not)')
+  .option('--http <url>', "with --print-settings: print the HTTP form instead (type \"http\" hooks posted to serve --claude-code-hook-port at <url>, the token from $RTFG_CLAUDE_CODE_HOOK_TOKEN)")
+  .option('--check', 'send a synthetic event of each type through exactly what the settings register (command or HTTP), say whether the guard answered, and exit (1 when not)')
   .option('--settings <file>', 'with --check: the settings file to read (default: the user, project and managed settings files)')
   .allowUnknownOption()
   .action(async () => {

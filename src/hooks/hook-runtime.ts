@@ -21,6 +21,7 @@ import type { HookAdapter, HookEvent } from './hook-event.js';
 import { initialHookState, parseHookState, stepHookSession } from './hook-session.js';
 import type { HookStep } from './hook-session.js';
 import { HookStateStore, UnsafeStateDirError } from './state-store.js';
+import type { HookSessionStore } from './state-store.js';
 
 /** Where a hook writes: stdout gets the hook output, stderr the diagnostics. */
 export interface HookIo {
@@ -37,6 +38,11 @@ export interface HookRunOptions {
   readonly mode?: GuardMode;
   /** @defaultValue {@link defaultHookStateDir} */
   readonly stateDir?: string;
+  /**
+   * Where the session states live instead of `stateDir`'s files: a resident endpoint passes its
+   * `MemoryHookStateStore`. @defaultValue a {@link HookStateStore} on `stateDir`
+   */
+  readonly store?: HookSessionStore;
   /** A file each decision is appended to as a JSON line. @defaultValue `$RTFG_<AGENT>_DECISIONS` */
   readonly decisionsFile?: string;
   /** Called with each decision other than `none`, as an engine {@link BatchDecision} (for the guard's telemetry). */
@@ -148,6 +154,9 @@ interface HookRun {
 /** The field a `--check` input carries its nonce in; Claude Code never sends it. */
 export const HOOK_CHECK_FIELD = 'repeated_tool_failure_guard_check';
 
+/** The response header an HTTP hook endpoint returns a `--check` input's answer in (the line a command hook writes on stderr). */
+export const HOOK_CHECK_HEADER = 'x-repeated-tool-failure-guard-check';
+
 async function runHookUnbounded(
   adapter: HookAdapter,
   stdinText: string,
@@ -175,9 +184,9 @@ async function runHookUnbounded(
     const event = adapter.parse(value);
     run.event = event;
     if (event === undefined) return;
-    const stateDir = options.stateDir ?? defaultHookStateDir(adapter, env);
+    const stateDir = options.store !== undefined ? 'in memory' : (options.stateDir ?? defaultHookStateDir(adapter, env));
     run.stateDir = stateDir;
-    const store = new HookStateStore(stateDir, { now, lockTimeoutMillis: options.lockTimeoutMillis });
+    const store = options.store ?? new HookStateStore(stateDir, { now, lockTimeoutMillis: options.lockTimeoutMillis });
     const vocabulary = new Set(adapter.vocabulary);
     let discarded: string | undefined;
     const step = await store.update<HookStep>(event.sessionId, ({ current, discarded: why, lostRecords }) => {

@@ -68,8 +68,25 @@ export interface HookStateRead {
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
+/**
+ * Where the hook runtime keeps per-session state: a directory of files ({@link HookStateStore}, one
+ * process per event) or memory (`MemoryHookStateStore`, a resident endpoint).
+ */
+export interface HookSessionStore {
+  /**
+   * Read the session's state, let `change` compute the next one and keep it, as one step no other
+   * update of the session interleaves with.
+   *
+   * @returns the result, or `undefined` when the update was lost (its record must then make the
+   *   batch incomplete)
+   */
+  update<T>(sessionId: string, change: (read: HookStateRead) => readonly [unknown, T]): Promise<T | undefined>;
+  /** Drop expired sessions; resolves to how many were dropped. */
+  sweep(): Promise<number>;
+}
+
 /** A directory of per-session state files. */
-export class HookStateStore {
+export class HookStateStore implements HookSessionStore {
   readonly dir: string;
   private readonly _o: Required<Omit<HookStateStoreOptions, 'now'>>;
   private readonly _now: () => number;

@@ -19,6 +19,7 @@ import { detectResources, envDetector, resourceFromAttributes } from '@opentelem
 import type { Resource } from '@opentelemetry/resources';
 import type { ReadableSpan, Span } from '@opentelemetry/sdk-trace';
 import type { BatchDecision } from '../engine/failure-types.js';
+import { GuardTelemetry } from '../otel/guard-telemetry.js';
 import { RepeatedToolFailureGuard } from '../otel/repeated-tool-failure-guard.js';
 import type { GuardMode } from '../core/failure/types.js';
 import type { WireProfileDefinition, WireProfileName } from '../profiles/registry.js';
@@ -194,6 +195,14 @@ export interface GuardServer {
   unadmittedBatches(): number;
   /** Release everything held now (judging open batches as they stand). */
   drain(): void;
+  /**
+   * A decision made elsewhere in this process (the Claude Code HTTP hook endpoint): emitted with
+   * the guard's telemetry (counters, diagnostic log, loop event) in `profile`'s namespace, and
+   * counted in {@link GuardServer.hookDecisionCount}; not in {@link GuardServer.decisions}.
+   */
+  recordHookDecision(decision: BatchDecision, profile: WireProfileName): void;
+  /** Decisions given to {@link GuardServer.recordHookDecision} so far. */
+  hookDecisionCount(): number;
   /** Stop receiving, judge what is held, flush and export. */
   close(): Promise<void>;
   /**
@@ -490,6 +499,8 @@ export async function startGuardServer(options: GuardServerOptions = {}): Promis
   // Records of calls already judged (not their terminal record) are counted apart: their number
   // follows how the input was cut into requests, not what was lost.
   const lateRecords = (): number => lateDropped + guard.engine.lateRecords - guard.engine.afterJudgedRecords;
+  const hookTelemetry = new Map<WireProfileName, GuardTelemetry>();
+  let hookDecisions = 0;
   return {
     url: receiver.url,
     receiver,
@@ -511,6 +522,16 @@ export async function startGuardServer(options: GuardServerOptions = {}): Promis
     drain: () => {
       for (const r of buffer.release(true)) feed(r);
     },
+    recordHookDecision: (decision, profile) => {
+      hookDecisions += 1;
+      let telemetry = hookTelemetry.get(profile);
+      if (telemetry === undefined) {
+        telemetry = new GuardTelemetry({ namespace: WIRE_PROFILES[profile].defaultNamespace, loggerProvider, meterProvider });
+        hookTelemetry.set(profile, telemetry);
+      }
+      telemetry.onDecision(decision);
+    },
+    hookDecisionCount: () => hookDecisions,
     close: () => {
       closed ??= (async () => {
         clearInterval(timer);

@@ -20,9 +20,9 @@ import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { parseGuardMode } from '../../core/mode.js';
-import { CLAUDE_CODE_HOOK_ADAPTER, claudeCodeHookSettings } from '../../hooks/claude-code/claude-code-adapter.js';
+import { CLAUDE_CODE_HOOK_ADAPTER, CLAUDE_CODE_HOOK_TOKEN_ENV, claudeCodeHookSettings, claudeCodeRouteOf } from '../../hooks/claude-code/claude-code-adapter.js';
 import { CLAUDE_CODE_HOOK_EVENTS } from '../../hooks/claude-code/hook-input.js';
-import { HOOK_CHECK_FIELD, runHook } from '../../hooks/hook-runtime.js';
+import { HOOK_CHECK_FIELD, HOOK_CHECK_HEADER, runHook } from '../../hooks/hook-runtime.js';
 import type { HookIo, HookRunOptions } from '../../hooks/hook-runtime.js';
 
 export { claudeCodeHookSettings } from '../../hooks/claude-code/claude-code-adapter.js';
@@ -49,8 +49,7 @@ export function runClaudeCodeHook(
   now: () => number = Date.now,
 ): Promise<number> {
   // Claude Code tells hooks how it was started: `sdk-cli` for `claude -p`, `cli` interactive.
-  const route = env.CLAUDE_CODE_ENTRYPOINT?.startsWith('sdk') === true ? 'headless' : 'acp_foreground';
-  return runHook(CLAUDE_CODE_HOOK_ADAPTER, stdinText, { route, ...options }, io, env, now);
+  return runHook(CLAUDE_CODE_HOOK_ADAPTER, stdinText, { route: claudeCodeRouteOf(env.CLAUDE_CODE_ENTRYPOINT), ...options }, io, env, now);
 }
 
 /** A single-quoted shell word (only when needed). */
@@ -115,8 +114,14 @@ interface FoundHook {
   readonly scope: string;
   readonly file: string;
   readonly event: string;
+  /** The command line (command form) or the URL (HTTP form). */
   readonly command: string;
+  /** The HTTP form's headers and the variables they may name. */
+  readonly http?: { readonly headers: Readonly<Record<string, string>>; readonly allowedEnvVars: readonly string[]; readonly timeoutSeconds: number | undefined };
 }
+
+/** The guard's HTTP hook endpoint path (`serve --claude-code-hook-port`). */
+const HTTP_HOOK_PATH = /\/hooks\/claude-code(?:[?#]|$)/;
 
 /** The guard's hook commands a settings file registers, by event. */
 function guardHooksIn(scope: string, file: string): FoundHook[] {
@@ -131,9 +136,15 @@ function guardHooksIn(scope: string, file: string): FoundHook[] {
   const found: FoundHook[] = [];
   for (const [event, groups] of Object.entries(hooks)) {
     if (!Array.isArray(groups)) continue;
-    for (const g of groups as { hooks?: { type?: string; command?: string }[] }[]) {
+    for (const g of groups as { hooks?: { type?: string; command?: string; url?: string; headers?: unknown; allowedEnvVars?: unknown; timeout?: unknown }[] }[]) {
       for (const h of g?.hooks ?? []) {
         if (h?.type === 'command' && typeof h.command === 'string' && /claude-code-hook/.test(h.command)) found.push({ scope, file, event, command: h.command });
+        if (h?.type === 'http' && typeof h.url === 'string' && HTTP_HOOK_PATH.test(h.url)) {
+          const headers: Record<string, string> = {};
+          if (typeof h.headers === 'object' && h.headers !== null) for (const [k, v] of Object.entries(h.headers)) if (typeof v === 'string') headers[k] = v;
+          const allowedEnvVars = Array.isArray(h.allowedEnvVars) ? h.allowedEnvVars.filter((v): v is string => typeof v === 'string') : [];
+          found.push({ scope, file, event, command: h.url, http: { headers, allowedEnvVars, timeoutSeconds: typeof h.timeout === 'number' ? h.timeout : undefined } });
+        }
       }
     }
   }
@@ -166,6 +177,35 @@ async function runShell(command: string, input: string, cwd: string, timeoutMill
     child.stdin.on('error', () => undefined);
     child.stdin.end(input);
   });
+}
+
+/**
+ * Post a hook input to an HTTP hook as Claude Code does: its headers with the variables
+ * `allowedEnvVars` lists taken from this environment (others become empty), JSON body, its timeout.
+ */
+async function postHook(
+  url: string,
+  http: NonNullable<FoundHook['http']>,
+  input: string,
+  env: Readonly<Record<string, string | undefined>>,
+): Promise<{ status: number | undefined; body: string; check: string | undefined; error: string | undefined; missing: string[] }> {
+  const missing: string[] = [];
+  const headers: Record<string, string> = { 'content-type': 'application/json' };
+  for (const [name, value] of Object.entries(http.headers)) {
+    headers[name] = value.replace(/\$\{([A-Z_][A-Z0-9_]*)\}|\$([A-Z_][A-Z0-9_]*)/g, (_m, a: string | undefined, b: string | undefined) => {
+      const v = (a ?? b) as string;
+      if (!http.allowedEnvVars.includes(v)) return '';
+      if (env[v] === undefined && v !== 'CLAUDE_CODE_ENTRYPOINT') missing.push(v);
+      return env[v] ?? '';
+    });
+  }
+  try {
+    const res = await fetch(url, { method: 'POST', headers, body: input, signal: AbortSignal.timeout((http.timeoutSeconds ?? 60) * 1000) });
+    return { status: res.status, body: await res.text(), check: res.headers.get(HOOK_CHECK_HEADER) ?? undefined, error: undefined, missing };
+  } catch (err) {
+    const cause = (err as { cause?: { code?: string } }).cause?.code;
+    return { status: undefined, body: '', check: undefined, error: cause ?? (err instanceof Error ? err.name : 'error'), missing };
+  }
 }
 
 /** A synthetic hook input of `event`, marked as a check (no Claude Code input carries the mark). */
@@ -216,6 +256,23 @@ async function checkClaudeCodeHook(settingsFile: string | undefined, io: HookIo)
       continue;
     }
     for (const h of here) {
+      if (h.http !== undefined) {
+        const r = await postHook(h.command, h.http, JSON.stringify(checkInput(event, nonce, cwd)), process.env);
+        const answered = r.status === 200 && r.check?.includes(`check ${nonce} answered`) === true && isJsonObject(r.body);
+        if (answered) {
+          io.out(`${event}: the guard answered (${h.scope} settings ${h.file}, HTTP ${h.command}): ${(r.check ?? '').slice((r.check ?? '').indexOf('answered') + 'answered'.length).replace(/^[:\s]+/, '')}`);
+        } else {
+          ok = false;
+          const why =
+            r.status === undefined
+              ? `no answer: ${r.error ?? 'error'} (is serve --claude-code-hook-port running?)`
+              : r.status === 401
+                ? `HTTP 401: the token was refused${r.missing.length > 0 ? ` (${r.missing.join(', ')} is not set here; Claude Code needs it in its environment too)` : ''}`
+                : `HTTP ${r.status}`;
+          io.out(`${event}: the guard did NOT answer (${why}; ${h.scope} settings ${h.file}; url: ${h.command})`);
+        }
+        continue;
+      }
       const r = await runShell(h.command, JSON.stringify(checkInput(event, nonce, cwd)), cwd, 15_000);
       const answer = r.stderr.split('\n').find((l) => l.includes(`check ${nonce} answered`));
       const stdoutOk = r.stdout.trim() === '' || isJsonObject(r.stdout);
@@ -248,6 +305,30 @@ async function readAll(stdin: AsyncIterable<Buffer | string>): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
+/** `--print-settings --http <url>`: the HTTP form, for `serve --claude-code-hook-port`. */
+function printHttpSettings(url: string, modeGiven: boolean, io: HookIo): number {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    io.err('repeated-tool-failure-guard claude-code-hook: --http expects the hook URL serve prints, e.g. http://127.0.0.1:4319/hooks/claude-code');
+    return 1;
+  }
+  if (!HTTP_HOOK_PATH.test(u.pathname)) u.pathname = `${u.pathname.replace(/\/+$/, '')}/hooks/claude-code`;
+  io.out(JSON.stringify(claudeCodeHookSettings({ url: u.toString() }), null, 2));
+  io.err(
+    [
+      'Merge the "hooks" above into one Claude Code settings file (user ~/.claude/settings.json, project .claude/settings.json, or managed).',
+      `Claude Code sends the token from ${CLAUDE_CODE_HOOK_TOKEN_ENV} in its own environment (allowedEnvVars); the file holds no secret:`,
+      `  export ${CLAUDE_CODE_HOOK_TOKEN_ENV}="$(cat <the serve --bearer-token-file>)"   # before starting claude`,
+      ...(modeGiven ? ['--mode is ignored here: the endpoint answers in serve\'s --mode.'] : []),
+      'If serve is down or refuses the token, Claude Code reports a hook error and runs the tool: the guard is then off, never in the way.',
+      `Then check it: ${[process.execPath, join(packageRoot() ?? '.', CLAUDE_CODE_HOOK_ENTRY), '--check'].map(shellWord).join(' ')}`,
+    ].join('\n'),
+  );
+  return 0;
+}
+
 /**
  * The whole `claude-code-hook` command: options, then `--print-settings`, `--check` or one hook
  * invocation. Unknown options are ignored (a usage error must not become Claude Code's blocking
@@ -269,11 +350,13 @@ export async function runClaudeCodeHookCommand(argv: readonly string[], io: Hook
       'print-settings': { type: 'boolean' },
       check: { type: 'boolean' },
       settings: { type: 'string' },
+      http: { type: 'string' },
     },
     strict: false,
     allowPositionals: true,
   });
   const str = (v: unknown) => (typeof v === 'string' ? v : undefined);
+  if (values['print-settings'] === true && typeof values.http === 'string') return printHttpSettings(values.http, values.mode !== undefined, io);
   if (values['print-settings'] === true) {
     const command = claudeCodeHookCommand({ mode: str(values.mode), otlpEndpoint: str(values['otlp-endpoint']) });
     if (command === undefined) {

@@ -45,6 +45,11 @@ export interface ServeCommandOptions {
   readonly tlsClientCaFile?: string;
   /** Listen on a non-loopback address without a token or client certificates. */
   readonly allowUnauthenticated?: boolean;
+  /**
+   * Also answer Claude Code's HTTP hooks (`type: "http"`) on this port, at `/hooks/claude-code`,
+   * with the guard in `mode` and the sessions' state in memory; needs `bearerTokenFile`.
+   */
+  readonly claudeCodeHookPort?: number;
 }
 
 /** Read one of serve's credential files; a {@link UserError} naming the option when it cannot be read. */
@@ -116,6 +121,9 @@ export async function runServe(options: ServeCommandOptions, io: CommandIo): Pro
   const auth = await receiverAuth(options);
   const refusal = exposureRefusal(options.host, auth, options.allowUnauthenticated === true);
   if (refusal !== undefined) throw new UserError(refusal);
+  if (options.claudeCodeHookPort !== undefined && auth.bearerToken === undefined) {
+    throw new UserError('--claude-code-hook-port needs --bearer-token-file: whoever can post hook inputs can stop any session, so the hook endpoint always wants the token');
+  }
   // Fail before listening when --report cannot be honoured: the chart library, and the file.
   const charts = options.report === undefined ? undefined : await reportCharts();
   if (options.report !== undefined) await checkReportWritable(options.report);
@@ -129,6 +137,16 @@ export async function runServe(options: ServeCommandOptions, io: CommandIo): Pro
   io.err(
     `serve: receiving OTLP/HTTP on ${server.url} (/v1/traces, /v1/logs), profile ${options.profile ?? 'auto'}, mode ${options.mode}, grace ${options.graceMillis} ms`,
   );
+  let hooks: { url: string; close(): Promise<void> } | undefined;
+  if (options.claudeCodeHookPort !== undefined) {
+    try {
+      hooks = await startClaudeCodeHookEndpoint(server, { ...options, claudeCodeHookPort: options.claudeCodeHookPort }, auth, io);
+    } catch (err) {
+      await server.close();
+      throw new UserError(`--claude-code-hook-port ${options.claudeCodeHookPort}: ${err instanceof Error ? ((err as NodeJS.ErrnoException).code ?? err.message) : 'cannot listen'}`);
+    }
+    io.err(`serve: answering Claude Code HTTP hooks on ${hooks.url}, mode ${options.mode}, sessions in memory (print the settings: claude-code-hook --print-settings --http ${hooks.url})`);
+  }
   if (server.grpcAddress !== undefined) io.err(`serve: receiving OTLP/gRPC${auth.tls === undefined ? '' : ' over TLS'} on ${server.grpcAddress} (TraceService, LogsService, MetricsService)`);
   if (!isLoopbackHost(options.host)) {
     if (auth.bearerToken === undefined && auth.tls?.clientCa === undefined) io.err(`serve: accepting unauthenticated clients on ${options.host} (--allow-unauthenticated)`);
@@ -153,7 +171,7 @@ export async function runServe(options: ServeCommandOptions, io: CommandIo): Pro
       process.off('SIGINT', stop);
       process.off('SIGTERM', stop);
       process.off('SIGUSR2', onDemand);
-      void server.close().then(resolve, resolve);
+      void Promise.all([hooks?.close(), server.close()]).then(() => resolve(), resolve);
     };
     process.on('SIGINT', stop);
     process.on('SIGTERM', stop);
@@ -173,7 +191,38 @@ export async function runServe(options: ServeCommandOptions, io: CommandIo): Pro
   const unadmitted = options.newPromptsOnly === true ? `; ${server.unadmittedBatches()} batch(es) of prompts that started before it not judged` : '';
   const lost = server.telemetryExportsLost();
   const exportsLost = lost > 0 ? `; ${lost} export(s) of guard telemetry to ${options.exportEndpoint ?? ''} failed` : '';
+  const hookDecisions = hooks === undefined ? '' : `; ${server.hookDecisionCount()} Claude Code hook decision(s)`;
   io.err(
-    `serve: stopped after ${server.decisionCount()} batch decision(s); ${server.lateRecords()} late record(s)${server.afterJudgedRecords() > 0 ? ` (and ${server.afterJudgedRecords()} span record(s) of calls already judged)` : ''}; unjudged batches: ${unjudged.length === 0 ? 'none' : unjudged.join(', ')}; ${server.clockAnomalies()} span(s) ending before they start${unadmitted}${exportsLost}`,
+    `serve: stopped after ${server.decisionCount()} batch decision(s)${hookDecisions}; ${server.lateRecords()} late record(s)${server.afterJudgedRecords() > 0 ? ` (and ${server.afterJudgedRecords()} span record(s) of calls already judged)` : ''}; unjudged batches: ${unjudged.length === 0 ? 'none' : unjudged.join(', ')}; ${server.clockAnomalies()} span(s) ending before they start${unadmitted}${exportsLost}`,
   );
+}
+
+/**
+ * The Claude Code HTTP hook endpoint beside the receivers: same host, token and TLS, the guard in
+ * serve's `--mode`, decisions emitted with serve's guard telemetry (and appended to
+ * `$RTFG_CLAUDE_CODE_DECISIONS` when set).
+ */
+async function startClaudeCodeHookEndpoint(
+  server: GuardServer,
+  options: ServeCommandOptions & { claudeCodeHookPort: number },
+  auth: { tls?: ReceiverTls; bearerToken?: string },
+  io: CommandIo,
+): Promise<{ url: string; close(): Promise<void> }> {
+  const [{ startHookHttpServer }, { CLAUDE_CODE_ENTRYPOINT_HEADER, CLAUDE_CODE_HOOK_ADAPTER, claudeCodeRouteOf }] = await Promise.all([
+    import('../../hooks/hook-http-server.js'),
+    import('../../hooks/claude-code/claude-code-adapter.js'),
+  ]);
+  const decisions = process.env.RTFG_CLAUDE_CODE_DECISIONS;
+  return startHookHttpServer({
+    adapter: CLAUDE_CODE_HOOK_ADAPTER,
+    bearerToken: auth.bearerToken ?? '',
+    host: options.host,
+    port: options.claudeCodeHookPort,
+    tls: auth.tls,
+    mode: options.mode,
+    decisionsFile: decisions === undefined || decisions === '' ? undefined : decisions,
+    onDecision: (d) => server.recordHookDecision(d, 'claude-code'),
+    routeOf: (req) => claudeCodeRouteOf(req.headers[CLAUDE_CODE_ENTRYPOINT_HEADER]),
+    log: io.err,
+  });
 }

@@ -54,12 +54,44 @@ export const CLAUDE_CODE_HOOK_ADAPTER: HookAdapter = {
 };
 
 /**
- * The settings.json fragment that registers the hook, for `claude-code-hook --print-settings`.
+ * The route label of a hook's decisions from how Claude Code was started
+ * (`CLAUDE_CODE_ENTRYPOINT`: `sdk-cli`, `sdk-ts`, … for `claude -p` and the Agent SDK, `cli`
+ * interactive): `headless` or `acp_foreground`.
  *
- * @param command - the hook command line
+ * @param entrypoint - the value of `CLAUDE_CODE_ENTRYPOINT`, or of the {@link CLAUDE_CODE_ENTRYPOINT_HEADER}
  */
-export function claudeCodeHookSettings(command: string): Record<string, unknown> {
-  const hook = { type: 'command', command };
+export function claudeCodeRouteOf(entrypoint: string | string[] | undefined): 'headless' | 'acp_foreground' {
+  return typeof entrypoint === 'string' && entrypoint.startsWith('sdk') ? 'headless' : 'acp_foreground';
+}
+
+/** The environment variable that holds the HTTP hook's bearer token (`--print-settings --http`). */
+export const CLAUDE_CODE_HOOK_TOKEN_ENV = 'RTFG_CLAUDE_CODE_HOOK_TOKEN';
+
+/** The header an HTTP hook carries `CLAUDE_CODE_ENTRYPOINT` in (Claude Code interpolates it; see {@link claudeCodeRouteOf}). */
+export const CLAUDE_CODE_ENTRYPOINT_HEADER = 'x-claude-code-entrypoint';
+
+/** Seconds Claude Code waits for the guard's HTTP hook before it goes on without it. */
+export const CLAUDE_CODE_HTTP_HOOK_TIMEOUT_SECONDS = 10;
+
+/**
+ * The settings.json fragment that registers the guard's hooks, for `claude-code-hook
+ * --print-settings`: a command hook (`command`), or an HTTP hook posted to `serve
+ * --claude-code-hook-port` (`http`, its bearer token read from {@link CLAUDE_CODE_HOOK_TOKEN_ENV}
+ * in Claude Code's environment through `allowedEnvVars`, never written into the file).
+ *
+ * @param hookOf - the hook command line (command form), or `{ url }` of the endpoint (HTTP form)
+ */
+export function claudeCodeHookSettings(hookOf: string | { readonly url: string }): Record<string, unknown> {
+  const hook =
+    typeof hookOf === 'string'
+      ? { type: 'command', command: hookOf }
+      : {
+          type: 'http',
+          url: hookOf.url,
+          headers: { Authorization: `Bearer \${${CLAUDE_CODE_HOOK_TOKEN_ENV}}`, [CLAUDE_CODE_ENTRYPOINT_HEADER]: '${CLAUDE_CODE_ENTRYPOINT}' },
+          allowedEnvVars: [CLAUDE_CODE_HOOK_TOKEN_ENV, 'CLAUDE_CODE_ENTRYPOINT'],
+          timeout: CLAUDE_CODE_HTTP_HOOK_TIMEOUT_SECONDS,
+        };
   const hooks: Record<string, unknown> = {};
   for (const event of CLAUDE_CODE_HOOK_EVENTS) hooks[event] = [event === 'PostToolBatch' ? { hooks: [hook] } : { matcher: '*', hooks: [hook] }];
   return { hooks };
