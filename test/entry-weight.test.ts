@@ -64,6 +64,14 @@ describe('package entries (dist, built by pretest)', () => {
     expect(packages.has('protobufjs')).toBe(false);
   });
 
+  it('./claude-agent-sdk reaches no replay, OTLP decoding, CLI or HTTP server module; serve only for the optional exporters its telemetry loads lazily', () => {
+    const { files, packages } = reach('claude-agent-sdk.js');
+    expect([...files].filter((f) => /^(replay|otlp|cli)\//.test(f) || /^(replay|serve)\.js$/.test(f) || f === 'hooks/hook-http-server.js')).toEqual([]);
+    expect([...files].filter((f) => f.startsWith('serve/'))).toEqual(['serve/otlp-http-exporters.js']);
+    expect(files.has('hooks/hook-runtime.js')).toBe(true);
+    expect(packages.has('protobufjs')).toBe(false);
+  });
+
   it('./replay and ./serve are separate entries', () => {
     expect(reach('replay.js').files.has('replay/replay.js')).toBe(true);
     expect(reach('serve.js').files.has('serve/guard-server.js')).toBe(true);
