@@ -21,7 +21,7 @@ const CLI = new URL('../dist/bin/repeated-tool-failure-guard.js', import.meta.ur
  * Agents the guard serves only in process, through a package entry of their own (no telemetry
  * profile: the agent writes no OpenTelemetry the guard reads). Row name → package.json export.
  */
-const IN_PROCESS_ONLY: Readonly<Record<string, string>> = { './pi': './pi' };
+const IN_PROCESS_ONLY: Readonly<Record<string, string>> = { './pi': './pi', './claude-agent-sdk': './claude-agent-sdk' };
 
 const COLUMNS = ['agent (profile)', 'checked with', 'in process', 'replay', 'serve', 'hook', 'what to install'] as const;
 type Row = Readonly<Record<(typeof COLUMNS)[number], string>> & { readonly name: string };

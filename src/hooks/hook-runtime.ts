@@ -151,6 +151,9 @@ interface HookRun {
   telemetry?: () => Promise<void>;
 }
 
+/** The state store failed on the file system (its message names the error code only, never a path). */
+class StateDirUnusable extends Error {}
+
 /** The field a `--check` input carries its nonce in; Claude Code never sends it. */
 export const HOOK_CHECK_FIELD = 'repeated_tool_failure_guard_check';
 
@@ -197,6 +200,11 @@ async function runHookUnbounded(
       const state = parsed !== undefined && t - parsed.updatedMillis <= HOOK_PROMPT_IDLE_MILLIS ? parsed : initialHookState(randomBytes(16).toString('hex'), t);
       const result = stepHookSession(state, event, mode, t, { vocabulary, lostRecords, route: options.route, remindOnLastCall: adapter.remindOnLastCall });
       return [result.state, result];
+    }).catch((err: unknown) => {
+      // The state directory cannot be created, read or written (not a directory, read-only, full).
+      const code = (err as NodeJS.ErrnoException | undefined)?.code;
+      if (err instanceof UnsafeStateDirError || code === undefined) throw err;
+      throw new StateDirUnusable(`cannot use the state directory (${code})`);
     });
     if (discarded !== undefined) problem(`the session's state file was ${discarded === 'too_large' ? 'too large' : 'unreadable'}; the guard starts this session afresh`);
     if (step === undefined) {
@@ -215,18 +223,19 @@ async function runHookUnbounded(
     const decision = step.decision;
     if (decision !== undefined) options.onDecision?.(decision);
     const endpoint = options.otlpEndpoint ?? env[`${hookEnvPrefix(adapter)}OTLP_ENDPOINT`];
-    if (decision !== undefined && endpoint) {
+    // A check loads the exporters too, so --check finds an --otlp-endpoint that cannot work.
+    if ((decision !== undefined || run.check !== undefined) && endpoint) {
       try {
         const { prepareHookTelemetry } = await import('./hook-telemetry.js');
         const exportNow = await prepareHookTelemetry(endpoint, adapter.profile);
-        run.telemetry = () => exportNow([decision]);
+        if (decision !== undefined) run.telemetry = () => exportNow([decision]);
       } catch (err) {
         problem(err instanceof Error && /npm install/.test(err.message) ? `--otlp-endpoint: ${err.message}` : 'the guard telemetry cannot be exported');
       }
     }
     if (event.type === 'batch_settled' && step.state.batches === 1) await store.sweep();
   } catch (err) {
-    if (err instanceof UnsafeStateDirError) problem(`${err.message}; no decision`);
+    if (err instanceof UnsafeStateDirError || err instanceof StateDirUnusable) problem(`${err.message}; no decision`);
     else problem(`internal error (${err instanceof Error ? ((err as NodeJS.ErrnoException).code ?? err.name) : 'unknown'}); no decision`);
   }
 }
