@@ -1,8 +1,8 @@
-import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CLAUDE_AGENT_SDK_HOOK_EVENTS, claudeAgentSdkGuardHooks } from '../src/claude-agent-sdk.js';
 import type { BatchDecision, ClaudeAgentSdkHookOutput, GuardMode } from '../src/claude-agent-sdk.js';
+import { claudeHookScenarios, recordedHookInputs } from './helpers/claude-code-wire.js';
+import type { ClaudeHookScenario } from './helpers/claude-code-wire.js';
 import { REPEATED_TOOL_FAILURE_STOP_TEXT as STOP_TEXT } from '../src/core/failure/reducer.js';
 
 /**
@@ -10,21 +10,8 @@ import { REPEATED_TOOL_FAILURE_STOP_TEXT as STOP_TEXT } from '../src/core/failur
  * sent (the SDK runs the same CLI and hands callbacks the same inputs; the real SDK 0.3.328 is
  * driven by `npm run test:conformance:claude-agent-sdk`).
  */
-const FIXTURES = 'fixtures/claude-code-2.1.328';
-const SCENARIOS = 'conformance/claude-code/scenarios';
-
-interface Scenario {
-  name: string;
-  mode: GuardMode;
-  hooks?: string;
-  expectedDecisions: { prompt?: number; batch: number; decision: string }[];
-}
-
-const scenarios = readdirSync(SCENARIOS)
-  .filter((f) => f.endsWith('.json'))
-  .sort()
-  .map((f) => JSON.parse(readFileSync(join(SCENARIOS, f), 'utf8')) as Scenario)
-  .filter((s) => s.hooks === 'guard');
+const scenarios = claudeHookScenarios();
+type Scenario = ClaudeHookScenario;
 
 const signal = new AbortController().signal;
 
@@ -33,8 +20,7 @@ async function feed(s: Scenario, mode: GuardMode | undefined) {
   const diagnostics: string[] = [];
   const hooks = claudeAgentSdkGuardHooks({ ...(mode === undefined ? {} : { mode }), onDecision: (d) => decisions.push(d), onDiagnostic: (l) => diagnostics.push(l) });
   const outputs: { event: string; output: ClaudeAgentSdkHookOutput }[] = [];
-  for (const line of readFileSync(join(FIXTURES, `${s.name}.hooks.jsonl`), 'utf8').trim().split('\n')) {
-    const input = (JSON.parse(line) as { input: Record<string, unknown> }).input;
+  for (const input of recordedHookInputs(s.name)) {
     const event = String(input.hook_event_name);
     const matchers = (hooks as Record<string, { hooks: ((i: unknown, id: string | undefined, o: { signal: AbortSignal }) => Promise<ClaudeAgentSdkHookOutput>)[] }[] | undefined>)[event];
     for (const m of matchers ?? []) for (const h of m.hooks) outputs.push({ event, output: await h(input, input.tool_use_id as string | undefined, { signal }) });

@@ -1,10 +1,10 @@
-import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { GuardMode } from '../src/core/failure/types.js';
 import { CLAUDE_CODE_HOOK_ADAPTER } from '../src/hooks/claude-code/claude-code-adapter.js';
 import { runHook } from '../src/hooks/hook-runtime.js';
+import { claudeHookScenarios, recordedHookInputs } from './helpers/claude-code-wire.js';
 
 /**
  * The hook inputs the real Claude Code 2.1.328 sent in each guard-hook conformance scenario
@@ -14,21 +14,7 @@ import { runHook } from '../src/hooks/hook-runtime.js';
  * whole class of inputs the real CLI sends (successes, failures, denials, subagents, the breaker),
  * without the CLI.
  */
-const FIXTURES = 'fixtures/claude-code-2.1.328';
-const SCENARIOS = 'conformance/claude-code/scenarios';
-
-interface Scenario {
-  name: string;
-  mode: GuardMode;
-  hooks?: 'none' | 'guard';
-  expectedDecisions: Record<string, unknown>[];
-}
-
-const hookScenarios = readdirSync(SCENARIOS)
-  .filter((f) => f.endsWith('.json'))
-  .sort()
-  .map((f) => JSON.parse(readFileSync(join(SCENARIOS, f), 'utf8')) as Scenario)
-  .filter((s) => s.hooks === 'guard');
+const hookScenarios = claudeHookScenarios();
 
 describe('the hook runtime on the real Claude Code 2.1.328 hook inputs', () => {
   it('covers the guard-hook scenarios, the denial forms included', () => {
@@ -38,10 +24,7 @@ describe('the hook runtime on the real Claude Code 2.1.328 hook inputs', () => {
   it.each(hookScenarios)('$name: the design\'s decisions from the recorded inputs', async (s) => {
     const dir = mkdtempSync(join(tmpdir(), 'rtfg-cc-captures-'));
     const decisionsFile = join(dir, 'decisions.jsonl');
-    const inputs = readFileSync(join(FIXTURES, `${s.name}.hooks.jsonl`), 'utf8')
-      .trim()
-      .split('\n')
-      .map((l) => (JSON.parse(l) as { input: Record<string, unknown> }).input);
+    const inputs = recordedHookInputs(s.name);
     const outputs: string[] = [];
     const errors: string[] = [];
     for (const input of inputs) {

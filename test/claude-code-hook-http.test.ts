@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -9,6 +9,7 @@ import { startHookHttpServer } from '../src/hooks/hook-http-server.js';
 import type { HookHttpServer } from '../src/hooks/hook-http-server.js';
 import { HOOK_CHECK_FIELD, HOOK_CHECK_HEADER, runHook } from '../src/hooks/hook-runtime.js';
 import { MemoryHookStateStore } from '../src/hooks/memory-state-store.js';
+import { claudeHookScenarios, recordedHookInputs } from './helpers/claude-code-wire.js';
 
 /**
  * The Claude Code HTTP hook endpoint (`serve --claude-code-hook-port`): the same decisions and
@@ -16,30 +17,10 @@ import { MemoryHookStateStore } from '../src/hooks/memory-state-store.js';
  * else, and what Claude Code 2.1.328 expects of the answer (a JSON object body; read in its CLI and
  * checked on the real CLI by the conformance run).
  */
-const FIXTURES = 'fixtures/claude-code-2.1.328';
-const SCENARIOS = 'conformance/claude-code/scenarios';
 const MAIN = new URL('../dist/bin/repeated-tool-failure-guard.js', import.meta.url).pathname;
 const TOKEN = 'test-token-0123456789abcdef';
-
-interface Scenario {
-  name: string;
-  mode: GuardMode;
-  hooks?: 'none' | 'guard';
-  expectedDecisions: Record<string, unknown>[];
-}
-
-const hookScenarios = readdirSync(SCENARIOS)
-  .filter((f) => f.endsWith('.json'))
-  .sort()
-  .map((f) => JSON.parse(readFileSync(join(SCENARIOS, f), 'utf8')) as Scenario)
-  .filter((s) => s.hooks === 'guard');
-
-function inputsOf(name: string): Record<string, unknown>[] {
-  return readFileSync(join(FIXTURES, `${name}.hooks.jsonl`), 'utf8')
-    .trim()
-    .split('\n')
-    .map((l) => (JSON.parse(l) as { input: Record<string, unknown> }).input);
-}
+const hookScenarios = claudeHookScenarios();
+const inputsOf = recordedHookInputs;
 
 function readDecisions(file: string): Record<string, unknown>[] {
   const text = readFileSync(file, 'utf8').trim();

@@ -20,6 +20,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { reexecIsolated } from '../run-scenario.mjs';
 import { startFakeAnthropic, STOP_TEXT } from '../claude-code/fake-anthropic.mjs';
+import { offlineClaudeEnv } from '../claude-code/run-scenario.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repoRoot = resolve(here, '../..');
@@ -137,17 +138,7 @@ async function runOne(s) {
           ...(s.permissionMode ? { permissionMode: s.permissionMode } : { permissionMode: 'bypassPermissions', allowDangerouslySkipPermissions: true }),
           ...(sessionId ? { resume: sessionId } : {}),
           hooks,
-          env: {
-            PATH: process.env.PATH,
-            HOME: home,
-            LANG: 'C.UTF-8',
-            ANTHROPIC_BASE_URL: provider.baseUrl,
-            ANTHROPIC_API_KEY: 'sk-ant-conformance-dummy',
-            NO_PROXY: '127.0.0.1,localhost',
-            DISABLE_AUTOUPDATER: '1',
-            CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
-            IS_SANDBOX: '1',
-          },
+          env: offlineClaudeEnv(home, provider.baseUrl),
           stderr: () => undefined,
         },
       });

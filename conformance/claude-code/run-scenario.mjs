@@ -217,6 +217,26 @@ function driveInterrupt(child, text, callPrefix, afterMillis, out, log) {
 }
 
 /**
+ * The environment that keeps the Claude Code CLI (or the Agent SDK's) offline against the fake API.
+ * @param {string} home
+ * @param {string} baseUrl The fake Anthropic API.
+ * @returns {Record<string, string>}
+ */
+export function offlineClaudeEnv(home, baseUrl) {
+  return {
+    PATH: process.env.PATH ?? '',
+    HOME: home,
+    LANG: 'C.UTF-8',
+    ANTHROPIC_BASE_URL: baseUrl,
+    ANTHROPIC_API_KEY: 'sk-ant-conformance-dummy',
+    NO_PROXY: '127.0.0.1,localhost',
+    DISABLE_AUTOUPDATER: '1',
+    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+    IS_SANDBOX: '1',
+  };
+}
+
+/**
  * Starts our `serve --claude-code-hook-port` (the real CLI, as a user runs it) on loopback with a
  * fresh token, the guard in `mode`, its decisions to `decisionsFile` and its telemetry to
  * `exportEndpoint`, and returns the HTTP hook exactly as `claude-code-hook --print-settings --http`
@@ -316,17 +336,9 @@ export async function runClaudeScenario(scenario, { outdir, log = () => {}, keep
   );
   /** @type {NodeJS.ProcessEnv} */
   const env = {
-    PATH: process.env.PATH,
-    HOME: home,
+    ...offlineClaudeEnv(home, provider.baseUrl),
     TERM: 'dumb',
-    LANG: 'C.UTF-8',
     GIT_CEILING_DIRECTORIES: root,
-    ANTHROPIC_BASE_URL: provider.baseUrl,
-    ANTHROPIC_API_KEY: 'sk-ant-conformance-dummy',
-    NO_PROXY: '127.0.0.1,localhost',
-    DISABLE_AUTOUPDATER: '1',
-    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
-    IS_SANDBOX: '1',
     CLAUDE_CODE_ENABLE_TELEMETRY: '1',
     CLAUDE_CODE_ENHANCED_TELEMETRY_BETA: '1',
     OTEL_LOGS_EXPORTER: 'otlp',

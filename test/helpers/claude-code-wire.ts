@@ -3,6 +3,34 @@ import type { RecordBatch } from '../../src/otlp/records.js';
 import { otlpRequestToRecords } from '../../src/otlp/otlp.js';
 import { replayRecords } from '../../src/replay/replay.js';
 import type { GuardMode } from '../../src/core/failure/types.js';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+/** A Claude Code conformance scenario, as far as the hook tests read it. */
+export interface ClaudeHookScenario {
+  readonly name: string;
+  readonly mode: GuardMode;
+  readonly hooks?: 'none' | 'guard';
+  readonly expectedDecisions: ({ readonly prompt?: number; readonly batch: number; readonly decision: string } & Record<string, unknown>)[];
+}
+
+/** The guard-hook scenarios (`hooks: "guard"`) of conformance/claude-code/scenarios, by name. */
+export function claudeHookScenarios(): ClaudeHookScenario[] {
+  const dir = 'conformance/claude-code/scenarios';
+  return readdirSync(dir)
+    .filter((f) => f.endsWith('.json'))
+    .sort()
+    .map((f) => JSON.parse(readFileSync(join(dir, f), 'utf8')) as ClaudeHookScenario)
+    .filter((s) => s.hooks === 'guard');
+}
+
+/** The hook inputs the real CLI sent in a scenario (fixtures/claude-code-2.1.328/<name>.hooks.jsonl), in arrival order. */
+export function recordedHookInputs(name: string): Record<string, unknown>[] {
+  return readFileSync(join('fixtures/claude-code-2.1.328', `${name}.hooks.jsonl`), 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => (JSON.parse(l) as { input: Record<string, unknown> }).input);
+}
 
 /**
  * Claude Code 2.1.328 telemetry as the CLI sends it over OTLP/HTTP JSON (shapes observed in the
