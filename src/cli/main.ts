@@ -96,6 +96,11 @@ program
   .addOption(new Option('--grace-millis <ms>', 'how long records are held to reorder the span and log streams before a batch is judged').argParser(positiveInt).default(10_000))
   .addOption(new Option('--max-body-bytes <n>', 'largest accepted request body, after decompression (413 beyond)').argParser(positiveInt).default(16 * 1024 * 1024))
   .addOption(
+    new Option('--max-records-per-request <n>', 'most spans or log records one request may hold (413 / RESOURCE_EXHAUSTED beyond); bounds the work of decoding one request')
+      .argParser(positiveInt)
+      .default(65_536),
+  )
+  .addOption(
     new Option('--ingest-budget-bytes <n>', 'memory budget for held telemetry plus bodies being read; 503/429 with Retry-After beyond')
       .argParser(positiveInt)
       .default(256 * 1024 * 1024),
@@ -120,6 +125,7 @@ program
       exportEndpoint?: string;
       graceMillis: number;
       maxBodyBytes: number;
+      maxRecordsPerRequest: number;
       ingestBudgetBytes: number;
       mode: GuardMode;
       profile: WireProfileName | 'auto';

@@ -24,6 +24,8 @@
  * resource and scope entries, span, log record, key-value, value), each a switch over its field
  * numbers, read together against the `.proto` files they follow.
  */
+import { CHARGE_EVERY_RECORDS, DECODED_RECORD_BYTES, RequestLimitError } from './request-limit.js';
+import type { RequestLimits } from './request-limit.js';
 import type { HrTime, SpanContext } from '@opentelemetry/api';
 import type protobuf from 'protobufjs/minimal.js';
 import { opentelemetry } from './generated/otlp-proto.js';
@@ -322,6 +324,10 @@ export class OtlpProtobufRecordReader {
   private _traceAt = -1;
   private _traceLength = 0;
   private _traceHex = '';
+  /** Bounds of the request being read (see {@link RequestLimits}); records read of it so far. */
+  private _maxRecords = Number.POSITIVE_INFINITY;
+  private _charge: RequestLimits['charge'];
+  private _records = 0;
 
   /**
    * @param reads - what the profile reads: only those spans, log events and attributes are kept,
@@ -347,14 +353,33 @@ export class OtlpProtobufRecordReader {
    * @param signal - Which export request the body holds (from the request path or gRPC method).
    * @param body - The request body, already decompressed.
    * @param into - Records are appended here. @defaultValue a new empty batch
+   * @param limits - Most records the request may hold (kept or not) and the charge for what decoding
+   *   builds. @defaultValue no bound
    * @returns `into`.
+   * @throws {RequestLimitError} when the request holds more than `limits.maxRecords` records or the
+   *   charge is refused (nothing is appended then).
    * @throws {Error} The reader's error (`RangeError` "index out of range", "invalid wire type", a
    *   `TypeError` for invalid UTF-8, …) when the body is not a valid message of that type; nothing is
    *   appended then.
    */
-  read(signal: OtlpSignal, body: Uint8Array, into: RecordBatch = emptyRecordBatch()): RecordBatch {
+  read(signal: OtlpSignal, body: Uint8Array, into: RecordBatch = emptyRecordBatch(), limits?: RequestLimits): RecordBatch {
+    this._maxRecords = limits?.maxRecords ?? Number.POSITIVE_INFINITY;
+    this._charge = limits?.charge;
+    this._records = 0;
     if (signal === 'metrics') {
-      into.metricCount += proto.collector.metrics.v1.ExportMetricsServiceRequest.decode(otlpReader(body)).resourceMetrics.length;
+      // The guard reads no metrics: only the ResourceMetrics entries are counted (their framing
+      // checked), never decoded, so a metrics body builds nothing whatever it holds.
+      const r = otlpReader(body) as Reader;
+      let count = 0;
+      while (r.pos < r.len) {
+        const tag = r.tag();
+        const wire = tag & 7;
+        if (tag >>> 3 === 1 && wire === LEN) {
+          skipLen(r);
+          count += 1;
+        } else r.skipType(wire, 0, tag >>> 3);
+      }
+      into.metricCount += count;
       return into;
     }
     const r = otlpReader(body) as Reader;
@@ -426,11 +451,21 @@ export class OtlpProtobufRecordReader {
       const wire = tag & 7;
       const field = tag >>> 3;
       if (field === 2 && wire === LEN) {
+        this._count();
         if (spans !== undefined) this._span(r, scopeName, resource, spans);
         else if (logs !== undefined) this._log(r, scope, resource, logs);
       } else r.skipType(wire, D_SCOPE_ENTRY, field); // checked on the first pass
     }
     leave(r, outer);
+  }
+
+  /** One more record read: within the request's bound, and charged every {@link CHARGE_EVERY_RECORDS}. */
+  private _count(): void {
+    const n = ++this._records;
+    if (n > this._maxRecords) throw new RequestLimitError('records', this._maxRecords);
+    if (n % CHARGE_EVERY_RECORDS === 0 && this._charge !== undefined && !this._charge(CHARGE_EVERY_RECORDS * DECODED_RECORD_BYTES)) {
+      throw new RequestLimitError('budget');
+    }
   }
 
   /** One `Span`; appended to `out` when its name is kept. */

@@ -27,6 +27,7 @@ import { ProducerRecognizer } from '../profiles/router/producer-recognizer.js';
 import type { WireProfileReads } from '../profiles/wire-profile.js';
 import { VERSION } from '../otel/version.js';
 import type { RecordBatch } from '../otlp/records.js';
+import { DEFAULT_MAX_RECORDS_PER_REQUEST } from '../otlp/request-limit.js';
 import type { OtlpGrpcReceiver } from './otlp-grpc-receiver.js';
 import { ExportWatch } from './export-watch.js';
 import { ListenError } from './listen-error.js';
@@ -142,6 +143,12 @@ export interface GuardServerOptions {
    * @defaultValue `10000`
    */
   readonly maxKeptDecisions?: number;
+  /**
+   * Most records (spans, log records) one request may hold: `413` / `RESOURCE_EXHAUSTED` beyond. A
+   * JSON body may hold at most 16 values per record, counted before it is parsed. Bounds the work
+   * and memory of decoding one request. @defaultValue `65536`
+   */
+  readonly maxRecordsPerRequest?: number;
 }
 
 /** Default of {@link GuardServerOptions.maxKeptDecisions}. */
@@ -285,6 +292,7 @@ export async function startGuardServer(options: GuardServerOptions = {}): Promis
   const metricExportIntervalMillis = int('metricExportIntervalMillis', options.metricExportIntervalMillis, 10_000, 1);
   const ingestBudgetBytes = int('ingestBudgetBytes', options.ingestBudgetBytes, DEFAULT_INGEST_BUDGET_BYTES, 1);
   const maxBodyBytes = int('maxBodyBytes', options.maxBodyBytes, 16 * 1024 * 1024, 1);
+  const maxRecordsPerRequest = int('maxRecordsPerRequest', options.maxRecordsPerRequest, DEFAULT_MAX_RECORDS_PER_REQUEST, 1);
   const tickMillis = int('tickMillis', options.tickMillis, Math.max(10, Math.min(250, Math.floor(grace / 4))), 1);
   const print = options.print ?? ((line: string) => process.stdout.write(`${line}\n`));
   const endpoint = options.exportEndpoint?.replace(/\/+$/, '');
@@ -458,6 +466,7 @@ export async function startGuardServer(options: GuardServerOptions = {}): Promis
       host,
       port: httpPort,
       maxBodyBytes,
+      maxRecordsPerRequest,
       budget,
       projection,
       onRecords: hold,
@@ -477,6 +486,7 @@ export async function startGuardServer(options: GuardServerOptions = {}): Promis
         host,
         port: options.grpcPort,
         maxMessageBytes: maxBodyBytes,
+        maxRecordsPerRequest,
         budget,
         projection,
         onRecords: hold,

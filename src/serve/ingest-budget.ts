@@ -28,6 +28,13 @@ export type IngestRefusal = {
 export interface IngestTicket {
   /** Grow the reservation as a body of unknown length arrives; `false` when the budget is exceeded. */
   grow(bytes: number): boolean;
+  /**
+   * Set the reservation to `bytes`: smaller gives the rest back at once (a gRPC call reserved for the
+   * largest message settles to the one that came); larger grows it. `false` when growing exceeds the budget.
+   */
+  resize(bytes: number): boolean;
+  /** Bytes reserved now. */
+  readonly reserved: number;
   /** Give the reservation back. Idempotent. */
   release(): void;
 }
@@ -82,13 +89,24 @@ export class IngestBudget {
     this._inFlight += want;
     let reserved = want;
     let released = false;
+    const grow = (bytes: number): boolean => {
+      if (released || bytes <= 0) return true;
+      if (this._check(bytes, reserved) !== undefined) return false;
+      this._inFlight += bytes;
+      reserved += bytes;
+      return true;
+    };
     return {
-      grow: (bytes: number): boolean => {
-        if (released || bytes <= 0) return true;
-        if (this._check(bytes) !== undefined) return false;
-        this._inFlight += bytes;
-        reserved += bytes;
+      grow,
+      resize: (bytes: number): boolean => {
+        if (released) return true;
+        if (bytes >= reserved) return grow(bytes - reserved);
+        this._inFlight -= reserved - bytes;
+        reserved = bytes;
         return true;
+      },
+      get reserved(): number {
+        return released ? 0 : reserved;
       },
       release: (): void => {
         if (released) return;
@@ -133,12 +151,13 @@ export class IngestBudget {
         };
   }
 
-  private _check(bytes: number): IngestRefusal | undefined {
+  /** Whether `bytes` more fit, for a request that has `own` reserved already. */
+  private _check(bytes: number, own = 0): IngestRefusal | undefined {
     if (this._held >= this.maxBytes) return this.refusal('held');
     if (this._held + this._inFlight + bytes > this.maxBytes) {
-      // A lone body is always let in (a budget smaller than one body must not refuse it forever);
-      // the body limit bounds it.
-      if (this._inFlight === 0 && this._held === 0) return undefined;
+      // A lone request is always let in and may grow (a budget smaller than one request must not
+      // refuse it forever); the body and record limits bound it.
+      if (this._inFlight === own && this._held === 0) return undefined;
       return this.refusal(this._inFlight === 0 ? 'held' : 'in_flight');
     }
     return undefined;

@@ -10,7 +10,10 @@ import { Server, ServerCredentials, ServerInterceptingCall, status } from '@grpc
 import type { ServerInterceptor, ServerUnaryCall, ServiceDefinition, sendUnaryData, UntypedServiceImplementation } from '@grpc/grpc-js';
 import type { OtlpSignal } from '../otlp/otlp.js';
 import type { RecordBatch } from '../otlp/records.js';
+import { DEFAULT_MAX_RECORDS_PER_REQUEST, RequestLimitError } from '../otlp/request-limit.js';
+import type { RequestLimits } from '../otlp/request-limit.js';
 import { IngestBudget } from './ingest-budget.js';
+import type { IngestTicket } from './ingest-budget.js';
 import { RecordProjection } from './projection.js';
 import { bearerChecker } from './receiver-auth.js';
 import type { ReceiverAuth } from './receiver-auth.js';
@@ -34,9 +37,11 @@ export interface OtlpGrpcReceiverOptions {
   /** What to keep of each request (read straight into projected records). @defaultValue everything */
   readonly projection?: RecordProjection;
   /**
-   * The byte budget shared with what the server holds: a message is refused (`UNAVAILABLE` when held
-   * records fill it, `RESOURCE_EXHAUSTED` when messages in flight do; both retryable) before it is
-   * decoded. @defaultValue a budget of its own (256 MiB)
+   * The byte budget shared with what the server holds: every call reserves `maxMessageBytes` on its
+   * metadata, before its message is read, and is refused (`UNAVAILABLE` when held records fill the
+   * budget, `RESOURCE_EXHAUSTED` when calls in flight do; both retryable) when it has no room; the
+   * reservation settles to the message's size once it has arrived, and grows with what decoding
+   * builds. @defaultValue a budget of its own (256 MiB)
    */
   readonly budget?: IngestBudget;
   /**
@@ -51,7 +56,26 @@ export interface OtlpGrpcReceiverOptions {
    * metadata, before its message is read). @defaultValue none
    */
   readonly auth?: ReceiverAuth;
+  /** Most records (spans, log records) one request may hold; `RESOURCE_EXHAUSTED` beyond. @defaultValue {@link DEFAULT_MAX_RECORDS_PER_REQUEST} */
+  readonly maxRecordsPerRequest?: number;
+  /**
+   * A call not ended this long after its metadata arrived (its message or its half-close never
+   * came) is ended with `DEADLINE_EXCEEDED`, in milliseconds. @defaultValue `30000`
+   */
+  readonly callTimeoutMillis?: number;
+  /** A connection with no call for this long is closed (`grpc.max_connection_idle_ms`), in milliseconds. @defaultValue `300000` */
+  readonly idleTimeoutMillis?: number;
 }
+
+/** Default of {@link OtlpGrpcReceiverOptions.callTimeoutMillis}: the OTLP/HTTP receiver's request timeout. */
+const DEFAULT_CALL_TIMEOUT_MILLIS = 30_000;
+/** Default of {@link OtlpGrpcReceiverOptions.idleTimeoutMillis}. */
+const DEFAULT_IDLE_TIMEOUT_MILLIS = 300_000;
+/** `grpc.max_concurrent_streams`: calls one connection may have open at once. */
+const MAX_CONCURRENT_STREAMS = 100;
+
+/** Each received message's budget reservation, handed from the admission interceptor to the handler. */
+const tickets = new WeakMap<Buffer, IngestTicket>();
 
 /** A running receiver. */
 export interface OtlpGrpcReceiver {
@@ -98,10 +122,11 @@ class CallError extends Error {
  * Decode one request. The answers never quote the input or the decoder's own message (which may
  * describe the input): only the expected message type.
  */
-function decode(signal: OtlpSignal, request: string, body: Buffer, projection: RecordProjection): RecordBatch {
+function decode(signal: OtlpSignal, request: string, body: Buffer, projection: RecordProjection, limits: RequestLimits): RecordBatch {
   try {
-    return projection.readProtobuf(signal, body);
-  } catch {
+    return projection.readProtobuf(signal, body, limits);
+  } catch (err) {
+    if (err instanceof RequestLimitError) throw new CallError(status.RESOURCE_EXHAUSTED, err.reason === 'budget' ? 429 : 413, err.message);
     throw new CallError(status.INVALID_ARGUMENT, 400, `malformed protobuf: not a valid ${request}`);
   }
 }
@@ -127,8 +152,9 @@ function serviceDefinition(name: string): ServiceDefinition {
  * - `OK` with an empty `Export*ServiceResponse`: the request was read; trace and logs records went
  *   to `onRecords`; metrics are ignored.
  * - `INVALID_ARGUMENT`: the message is not a decodable request of the method's type (not retryable).
- * - `RESOURCE_EXHAUSTED`: the message is larger than `maxMessageBytes`, compressed or decompressed;
- *   or messages in flight fill the budget (retryable).
+ * - `RESOURCE_EXHAUSTED`: the message is larger than `maxMessageBytes`, compressed or decompressed,
+ *   or holds more than `maxRecordsPerRequest` records; or calls in flight fill the budget (retryable).
+ * - `DEADLINE_EXCEEDED`: the call's message or half-close did not arrive within `callTimeoutMillis`.
  * - `UNAVAILABLE`: held records fill the budget (retryable).
  * - `UNIMPLEMENTED`: another service or method, or a compression other than gzip and deflate.
  * - `INTERNAL`: a compressed message that does not decompress (grpc-js's own answer), or
@@ -142,29 +168,82 @@ export function startOtlpGrpcReceiver(options: OtlpGrpcReceiverOptions): Promise
   const token = options.auth?.bearerToken;
   const authorized = token === undefined || token === '' ? undefined : bearerChecker(token);
   const signalOf = (path: string): OtlpSignal => SERVICES.find((sv) => path.startsWith(`/${sv.name}/`))?.signal ?? 'traces';
-  // The token is checked on the call's metadata: a call without it is answered before its message is read.
-  const authInterceptor: ServerInterceptor = (method, call) =>
-    new ServerInterceptingCall(call, {
+  const maxRecords = options.maxRecordsPerRequest ?? DEFAULT_MAX_RECORDS_PER_REQUEST;
+  const callTimeout = options.callTimeoutMillis ?? DEFAULT_CALL_TIMEOUT_MILLIS;
+  const note = (path: string, httpStatus: number, message: string, grpcCode: number): void => {
+    try {
+      options.onRejected?.({ signal: signalOf(path), status: httpStatus, message, grpcCode });
+    } catch {
+      // a logging hook never breaks the receiver
+    }
+  };
+  /**
+   * Every call, on its metadata, before grpc-js reads its message (the call's stream stays paused
+   * until the metadata is passed on): the token, then a reservation of the largest message for it
+   * in the budget (grpc-js buffers a whole message, and decompresses it, before the handler runs).
+   * Once the message is in, the reservation settles to its size; the handler charges what decoding
+   * builds; the reservation is given back when the call ends, however it ends. A call that has not
+   * ended `callTimeoutMillis` after its metadata (a client that never sends its message or never
+   * half-closes) is ended with `DEADLINE_EXCEEDED`.
+   */
+  const admission: ServerInterceptor = (method, call) => {
+    let ticket: IngestTicket | undefined;
+    let timer: NodeJS.Timeout | undefined;
+    const finish = (): void => {
+      if (timer !== undefined) clearTimeout(timer);
+      timer = undefined;
+      ticket?.release();
+    };
+    const end = (code: status, httpStatus: number, message: string): void => {
+      finish();
+      call.sendStatus({ code, details: message });
+      note(method.path, httpStatus, message, code);
+    };
+    return new ServerInterceptingCall(call, {
       start: (next) =>
         next({
           onReceiveMetadata: (metadata, nextMetadata) => {
-            const value = metadata.get('authorization')[0];
-            if (authorized?.(typeof value === 'string' ? value : undefined) === true) {
-              nextMetadata(metadata);
+            if (authorized !== undefined) {
+              const value = metadata.get('authorization')[0];
+              if (authorized(typeof value === 'string' ? value : undefined) !== true) {
+                end(status.UNAUTHENTICATED, 401, 'missing or invalid bearer token');
+                return;
+              }
+            }
+            const admitted = budget.admit(options.maxMessageBytes);
+            if (IngestBudget.isRefusal(admitted)) {
+              end(status[admitted.grpcStatus], admitted.httpStatus, admitted.message);
               return;
             }
-            call.sendStatus({ code: status.UNAUTHENTICATED, details: 'missing or invalid bearer token' });
-            try {
-              options.onRejected?.({ signal: signalOf(method.path), status: 401, message: 'missing or invalid bearer token', grpcCode: status.UNAUTHENTICATED });
-            } catch {
-              // a logging hook never breaks the receiver
-            }
+            ticket = admitted;
+            timer = setTimeout(() => end(status.DEADLINE_EXCEEDED, 408, `request not received within ${Math.round(callTimeout / 1000)} s`), callTimeout);
+            timer.unref();
+            nextMetadata(metadata);
           },
+          onReceiveMessage: (message: Buffer, nextMessage) => {
+            if (ticket !== undefined) {
+              ticket.resize(message.length);
+              tickets.set(message, ticket);
+            }
+            nextMessage(message);
+          },
+          onCancel: finish,
         }),
+      sendStatus: (sent, nextStatus) => {
+        finish();
+        nextStatus(sent);
+      },
     });
+  };
   const server = new Server({
     'grpc.max_receive_message_length': options.maxMessageBytes,
-    ...(authorized === undefined ? {} : { interceptors: [authInterceptor] }),
+    // Streams a connection may open at once, and the HTTP/2 session's own buffers (MiB): a client
+    // cannot queue more than these whatever the budget says.
+    'grpc.max_concurrent_streams': MAX_CONCURRENT_STREAMS,
+    'grpc-node.max_session_memory': Math.max(10, 2 * Math.ceil(options.maxMessageBytes / (1024 * 1024))),
+    // A connection that carries no call for this long is closed (GOAWAY; clients reconnect).
+    'grpc.max_connection_idle_ms': options.idleTimeoutMillis ?? DEFAULT_IDLE_TIMEOUT_MILLIS,
+    interceptors: [admission],
   });
   const refuse = (signal: OtlpSignal, e: CallError, callback: sendUnaryData<Buffer>): void => {
     callback({ code: e.code, details: e.message });
@@ -176,13 +255,14 @@ export function startOtlpGrpcReceiver(options: OtlpGrpcReceiverOptions): Promise
   };
   for (const service of SERVICES) {
     const handler = (call: ServerUnaryCall<Buffer, Buffer>, callback: sendUnaryData<Buffer>): void => {
-      const ticket = budget.admit(call.request.length);
+      // The reservation made on the call's metadata (a call that bypassed it is admitted here).
+      const ticket = tickets.get(call.request) ?? budget.admit(call.request.length);
       if (IngestBudget.isRefusal(ticket)) {
         refuse(service.signal, new CallError(status[ticket.grpcStatus], ticket.httpStatus, ticket.message), callback);
         return;
       }
       try {
-        const records = decode(service.signal, service.request, call.request, projection);
+        const records = decode(service.signal, service.request, call.request, projection, { maxRecords, charge: (bytes) => ticket.grow(bytes) });
         if (service.signal !== 'metrics') {
           try {
             options.onRecords(records, service.signal);

@@ -12,19 +12,16 @@
 import { createServer } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { createServer as createTlsServer } from 'node:https';
-import { gunzip, inflate } from 'node:zlib';
-import { promisify } from 'node:util';
+import { createGunzip, createInflate } from 'node:zlib';
 import { isOtlpRequest, otlpRequestToRecords } from '../otlp/otlp.js';
 import type { OtlpSignal } from '../otlp/otlp.js';
 import type { RecordBatch } from '../otlp/records.js';
+import { countJsonValues, DEFAULT_MAX_RECORDS_PER_REQUEST, JSON_VALUE_BYTES, JSON_VALUES_PER_RECORD, RequestLimitError } from '../otlp/request-limit.js';
 import { IngestBudget } from './ingest-budget.js';
 import type { IngestRefusal, IngestTicket } from './ingest-budget.js';
 import { RecordProjection } from './projection.js';
 import { bearerChecker } from './receiver-auth.js';
 import type { ReceiverAuth } from './receiver-auth.js';
-
-const gunzipAsync = promisify(gunzip);
-const inflateAsync = promisify(inflate);
 
 /** One refused request, for the server's log. Holds no input. */
 export interface RejectedRequest {
@@ -41,6 +38,11 @@ export interface OtlpHttpReceiverOptions {
   readonly port: number;
   /** Largest body accepted, in bytes, before and after decompression; 413 beyond. */
   readonly maxBodyBytes: number;
+  /**
+   * Most records (spans, log records) one request may hold; 413 beyond. A JSON body may also hold
+   * at most 16 values per record (counted before it is parsed). @defaultValue {@link DEFAULT_MAX_RECORDS_PER_REQUEST}
+   */
+  readonly maxRecordsPerRequest?: number;
   /** Called with the records of every accepted request (projected by {@link OtlpHttpReceiverOptions.projection}). */
   readonly onRecords: (records: RecordBatch, signal: OtlpSignal) => void;
   /**
@@ -122,63 +124,93 @@ function encodingOf(header: string | undefined): Encoding | undefined {
   return undefined;
 }
 
-/** Read the body into memory within `max` bytes, growing `ticket` as it arrives. */
-function readBody(req: IncomingMessage, max: number, ticket: IngestTicket, declared: number): Promise<Buffer> {
+/**
+ * Read the body into memory, decompressing it as it arrives (zlib streams on the thread pool), within
+ * `max` bytes before and after decompression. The ticket grows with the received bytes beyond the
+ * declared length and with every decompressed byte: a compressed request is charged what it
+ * inflates to, as it inflates, and refused (429) once the budget is reached or (413) past `max`.
+ */
+function readBody(req: IncomingMessage, encoding: Encoding, max: number, ticket: IngestTicket, declared: number): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
-    let failed = false;
-    const fail = (err: HttpError): void => {
-      failed = true;
+    let received = 0;
+    let settled = false;
+    const inflater = encoding === 'gzip' ? createGunzip() : encoding === 'deflate' ? createInflate() : undefined;
+    const fail = (err: unknown): void => {
+      if (settled) return;
+      settled = true;
       chunks.length = 0;
       req.off('data', onData);
+      inflater?.destroy();
       reject(err);
     };
-    const onData = (chunk: Buffer): void => {
-      if (failed) return;
+    const done = (): void => {
+      if (settled) return;
+      settled = true;
+      resolve(Buffer.concat(chunks, size));
+    };
+    const keep = (chunk: Buffer, what: string): void => {
       size += chunk.length;
-      if (size > max) return fail(new HttpError(413, `body larger than ${max} bytes`));
-      if (size > declared && !ticket.grow(Math.min(chunk.length, size - declared))) {
-        return fail(new HttpError(429, 'guard memory budget reached by requests in flight; retry later', 1));
-      }
+      if (size > max) return fail(new HttpError(413, `${what} larger than ${max} bytes`));
       chunks.push(chunk);
     };
+    const onData = (chunk: Buffer): void => {
+      if (settled) return;
+      received += chunk.length;
+      if (received > max) return fail(new HttpError(413, `body larger than ${max} bytes`));
+      if (received > declared && !ticket.grow(Math.min(chunk.length, received - declared))) return fail(new HttpError(429, IN_FLIGHT_MESSAGE, 1));
+      if (inflater === undefined) return keep(chunk, 'body');
+      // Back-pressure: the body is read no faster than it inflates.
+      if (!inflater.write(chunk)) {
+        req.pause();
+        inflater.once('drain', () => req.resume());
+      }
+    };
+    if (inflater !== undefined) {
+      inflater.on('data', (out: Buffer) => {
+        if (settled) return;
+        if (!ticket.grow(out.length)) return fail(new HttpError(429, IN_FLIGHT_MESSAGE, 1));
+        keep(out, 'decompressed body');
+      });
+      inflater.on('end', done);
+      inflater.on('error', () => fail(new HttpError(400, `cannot decompress the ${encoding} body`)));
+    }
     req.on('data', onData);
     req.on('end', () => {
-      if (!failed) resolve(Buffer.concat(chunks, size));
+      if (inflater === undefined) done();
+      else if (!settled) inflater.end();
     });
-    req.on('error', (err) => {
-      if (!failed) reject(err);
-    });
+    req.on('error', fail);
   });
 }
 
-async function decompress(body: Buffer, encoding: Encoding, max: number): Promise<Buffer> {
-  try {
-    if (encoding === 'gzip') return await gunzipAsync(body, { maxOutputLength: max });
-    if (encoding === 'deflate') return await inflateAsync(body, { maxOutputLength: max });
-    return body;
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE' || err instanceof RangeError) {
-      throw new HttpError(413, `decompressed body larger than ${max} bytes`);
-    }
-    throw new HttpError(400, `cannot decompress the ${encoding} body`);
-  }
+const IN_FLIGHT_MESSAGE = 'guard memory budget reached by requests in flight; retry later';
+
+/** The HTTP answer to a decoding bound: 413 for too much in one request, 429 when the budget refuses. */
+function limitError(err: RequestLimitError): HttpError {
+  return err.reason === 'budget' ? new HttpError(429, err.message, 1) : new HttpError(413, err.message);
 }
 
 /** Convert a decoded request; anything it cannot read is the client's error. */
-function toRecords(value: Record<string, unknown>, projection: RecordProjection): RecordBatch {
+function toRecords(value: Record<string, unknown>, projection: RecordProjection, maxRecords: number): RecordBatch {
   let records: RecordBatch;
   try {
     records = otlpRequestToRecords(value);
   } catch {
     throw new HttpError(400, 'unreadable OTLP request: a field has the wrong type');
   }
+  if (records.spans.length + records.logs.length > maxRecords) throw limitError(new RequestLimitError('records', maxRecords));
   return projection.project(records);
 }
 
-function decode(signal: OtlpSignal, kind: BodyKind, body: Buffer, projection: RecordProjection): RecordBatch {
+function decode(signal: OtlpSignal, kind: BodyKind, body: Buffer, projection: RecordProjection, ticket: IngestTicket, maxRecords: number): RecordBatch {
   if (kind === 'json') {
+    // What JSON.parse would build is counted first and charged before it is built.
+    const maxValues = maxRecords * JSON_VALUES_PER_RECORD;
+    const values = countJsonValues(body, maxValues);
+    if (values > maxValues) throw limitError(new RequestLimitError('values', maxValues));
+    if (!ticket.grow(values * JSON_VALUE_BYTES + 2 * body.length)) throw limitError(new RequestLimitError('budget'));
     let value: unknown;
     try {
       value = JSON.parse(body.toString('utf8'));
@@ -187,11 +219,12 @@ function decode(signal: OtlpSignal, kind: BodyKind, body: Buffer, projection: Re
     }
     if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new HttpError(400, 'expected an OTLP JSON object');
     if (!isOtlpRequest(value) && Object.keys(value).length > 0) throw new HttpError(400, 'not an OTLP export request');
-    return toRecords(value as Record<string, unknown>, projection);
+    return toRecords(value as Record<string, unknown>, projection, maxRecords);
   }
   try {
-    return projection.readProtobuf(signal, body);
-  } catch {
+    return projection.readProtobuf(signal, body, { maxRecords, charge: (bytes) => ticket.grow(bytes) });
+  } catch (err) {
+    if (err instanceof RequestLimitError) throw limitError(err);
     throw new HttpError(400, `malformed protobuf: not a valid OTLP ${signal} export request`);
   }
 }
@@ -269,6 +302,7 @@ export function startOtlpHttpReceiver(options: OtlpHttpReceiverOptions): Promise
   const budget = options.budget ?? new IngestBudget();
   const projection = options.projection ?? new RecordProjection(undefined);
   const max = options.maxBodyBytes;
+  const maxRecords = options.maxRecordsPerRequest ?? DEFAULT_MAX_RECORDS_PER_REQUEST;
   const token = options.auth?.bearerToken;
   const authorized = token === undefined || token === '' ? undefined : bearerChecker(token);
 
@@ -312,9 +346,8 @@ export function startOtlpHttpReceiver(options: OtlpHttpReceiverOptions): Promise
     const admitted = budget.admit(declared);
     if (IngestBudget.isRefusal(admitted)) throw refusalError(admitted);
     try {
-      const raw = await readBody(req, max, admitted, declared);
-      const body = await decompress(raw, encoding, max);
-      const records = decode(signal, kind, body, projection);
+      const body = await readBody(req, encoding, max, admitted, declared);
+      const records = decode(signal, kind, body, projection, admitted, maxRecords);
       if (signal !== 'metrics') options.onRecords(records, signal);
       reply(res, 200, kind);
     } finally {

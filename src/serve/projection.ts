@@ -7,6 +7,7 @@
 import { OtlpProtobufRecordReader } from '../otlp/otlp-protobuf-reader.js';
 import type { OtlpSignal } from '../otlp/otlp.js';
 import { RecordFilter } from '../otlp/record-filter.js';
+import type { RequestLimits } from '../otlp/request-limit.js';
 import type { RecordBatch, RecordedLog, RecordedSpan } from '../otlp/records.js';
 import type { WireProfileReads } from '../profiles/wire-profile.js';
 import type { WireProfileName } from '../profiles/registry.js';
@@ -115,11 +116,13 @@ export class RecordProjection {
    *
    * @param signal - Which export request the body holds.
    * @param body - The request body, already decompressed.
+   * @param limits - Most records the request may hold and the charge for what decoding builds. @defaultValue no bound
    * @returns A new batch (a metrics request: only its `metricCount`).
+   * @throws {RequestLimitError} past `limits` (see {@link OtlpProtobufRecordReader.read}).
    * @throws {Error} when the body is not a valid message of that type (as `otlpProtobufToRecords`).
    */
-  readProtobuf(signal: OtlpSignal, body: Uint8Array): RecordBatch {
-    const read = this._reader.read(signal, body);
+  readProtobuf(signal: OtlpSignal, body: Uint8Array, limits?: RequestLimits): RecordBatch {
+    const read = this._reader.read(signal, body, undefined, limits);
     return this._producers === undefined ? read : this.project(read);
   }
 

@@ -23,6 +23,8 @@ export interface ServeCommandOptions {
   readonly exportEndpoint?: string;
   readonly graceMillis: number;
   readonly maxBodyBytes: number;
+  /** Most spans or log records one request may hold. */
+  readonly maxRecordsPerRequest?: number;
   /** Memory budget for held telemetry plus bodies being read, in bytes. */
   readonly ingestBudgetBytes?: number;
   readonly mode: GuardMode;
