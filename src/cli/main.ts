@@ -100,6 +100,7 @@ program
       .argParser(positiveInt)
       .default(65_536),
   )
+  .addOption(new Option('--max-connections <n>', 'most OTLP/HTTP connections open at once; new ones are closed beyond it (said once); idle ones close after 10 s').argParser(positiveInt).default(4096))
   .addOption(
     new Option('--ingest-budget-bytes <n>', 'memory budget for held telemetry plus bodies being read; 503/429 with Retry-After beyond')
       .argParser(positiveInt)
@@ -126,6 +127,7 @@ program
       graceMillis: number;
       maxBodyBytes: number;
       maxRecordsPerRequest: number;
+      maxConnections: number;
       ingestBudgetBytes: number;
       mode: GuardMode;
       profile: WireProfileName | 'auto';

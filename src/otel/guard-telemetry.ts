@@ -1,4 +1,5 @@
 import { metrics } from '@opentelemetry/api';
+import { outputId } from './output-id.js';
 import { executionErrorTypeLabel } from '../engine/error-vocabulary.js';
 import type { Attributes, Counter, MeterProvider } from '@opentelemetry/api';
 import { globalLoggerProvider, SEVERITY_NUMBER_INFO, SEVERITY_NUMBER_WARN } from './global-logs.js';
@@ -100,7 +101,7 @@ export function decisionLogAttributes(
     {
       [ATTR_EVENT_NAME]: eventName,
       [ATTR_EVENT_TIMESTAMP]: new Date(d.decidedAtMillis).toISOString(),
-      [ATTR_PROMPT_ID]: d.promptId,
+      [ATTR_PROMPT_ID]: outputId(d.promptId),
     },
     metricAttributes,
   );
@@ -182,7 +183,7 @@ export class GuardTelemetry implements FailureEngineListener, RepetitionListener
       attributes: {
         [ATTR_EVENT_NAME]: eventName,
         [ATTR_EVENT_TIMESTAMP]: new Date(r.decidedAtMillis).toISOString(),
-        [ATTR_PROMPT_ID]: r.promptId,
+        [ATTR_PROMPT_ID]: outputId(r.promptId),
         ...attrs,
       },
     });
@@ -197,10 +198,10 @@ export class GuardTelemetry implements FailureEngineListener, RepetitionListener
       [ATTR_EVENT_NAME]: EVENT_LOOP_DETECTED,
       [ATTR_EVENT_TIMESTAMP]: new Date(timeMillis).toISOString(),
       [ATTR_LOOP_TYPE]: loopType,
-      [ATTR_PROMPT_ID]: promptId,
+      [ATTR_PROMPT_ID]: outputId(promptId),
     };
     if (rumExclude) attrs[`${this._options.namespace}.${RUM_EXCLUDE_SUFFIX}`] = true;
-    if (sessionId !== undefined) attrs[ATTR_SESSION_ID] = sessionId;
+    if (sessionId !== undefined) attrs[ATTR_SESSION_ID] = outputId(sessionId);
     this._logger?.emit({
       eventName: EVENT_LOOP_DETECTED,
       timestamp: timeMillis,

@@ -3,6 +3,7 @@
  * `deployment.environment` and in total, requests, tokens (cache tokens where recorded), money
  * where the telemetry states it or the user's price table gives it, and wall time.
  */
+import { outputId } from '../otel/output-id.js';
 import { savingsOption } from './charts.js';
 import type { ChartRenderer } from './charts.js';
 import { card, duration, e, figure, n, quantile, table, usd } from './html-kit.js';
@@ -75,7 +76,7 @@ ${table(
   ['prompt', 'agent', 'mode', 'reminder at batch', 'stop at batch', ...head(withCache).map((h) => `after reminder: ${h}`), ...head(withCache).map((h) => `after stop: ${h}`)],
   sv.prompts
     .slice(0, MAX_SAVINGS_ROWS)
-    .map((p) => [`<code>${e(p.promptId)}</code>`, e(p.agent), e(p.mode), n(p.warnBatch), p.stopBatch === undefined ? '-' : n(p.stopBatch), ...cells(p.afterReminder, withCache), ...cells(p.afterStop, withCache)]),
+    .map((p) => [`<code>${e(outputId(p.promptId))}</code>`, e(p.agent), e(p.mode), n(p.warnBatch), p.stopBatch === undefined ? '-' : n(p.stopBatch), ...cells(p.afterReminder, withCache), ...cells(p.afterStop, withCache)]),
 )}
 ${sv.prompts.length > MAX_SAVINGS_ROWS ? `<p class="muted">The ${n(MAX_SAVINGS_ROWS)} largest of ${n(sv.prompts.length)} prompts are listed; the totals cover all.</p>` : ''}`
 }

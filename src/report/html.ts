@@ -6,6 +6,7 @@
  * HTML-escaped; the data itself holds only ids, closed labels, counts and times
  * (see `auditReportData`).
  */
+import { outputId } from '../otel/output-id.js';
 import { COLORS, countsBarOption, timelineOption, whatIfHeatmapOption } from './charts.js';
 import type { ChartRenderer } from './charts.js';
 import type { ReportData } from './report-data.js';
@@ -91,7 +92,7 @@ ${s.byDeployment.some((r) => r.group === '(unset)') ? '<p class="muted">(unset):
 ${data.timelines
   .map((t) => {
     const h = 150 + 30 * t.keys.length;
-    return `<h3 id="prompt-${e(t.promptId)}">Prompt <code>${e(t.promptId)}</code> <span class="muted">· ${e(t.mode)} · ${e(t.route)} · ${n(t.batches.length)} batches · ${duration(t.endMillis - t.startMillis)}</span></h3>${figure(
+    return `<h3 id="prompt-${e(outputId(t.promptId))}">Prompt <code>${e(outputId(t.promptId))}</code> <span class="muted">· ${e(t.mode)} · ${e(t.route)} · ${n(t.batches.length)} batches · ${duration(t.endMillis - t.startMillis)}</span></h3>${figure(
       render(timelineOption(t), 1060, h),
       t.keys.length === 0 ? 'No eligible failures.' : t.keys.map((k, i) => `K${i + 1}: <code>${e(k.executionErrorType)}</code> (${e(k.toolType)})`).join(', '),
     )}`;

@@ -1,6 +1,7 @@
 /**
  * Text and JSON-lines rendering of replay results.
  */
+import { outputId } from '../otel/output-id.js';
 import { batchCountBucket, failureCountBucket } from '../core/buckets.js';
 import type { BatchDecision, UnjudgedReason } from '../engine/failure-types.js';
 import type { UnjudgedBatch } from '../replay/replay.js';
@@ -33,7 +34,7 @@ export function decisionLine(d: BatchDecision): DecisionLine {
   const o = d.outcome;
   const line: DecisionLine = {
     guard: FAILURE_GUARD,
-    promptId: d.promptId,
+    promptId: outputId(d.promptId),
     batch: d.batch,
     mode: d.mode,
     decision: o.decision,
@@ -57,7 +58,7 @@ export interface UnjudgedLine {
 
 /** The JSON line of an unjudged batch. */
 export function unjudgedLine(u: UnjudgedBatch): UnjudgedLine {
-  return { guard: FAILURE_GUARD, promptId: u.promptId, batch: u.batch, judged: false, reason: u.reason };
+  return { guard: FAILURE_GUARD, promptId: outputId(u.promptId), batch: u.batch, judged: false, reason: u.reason };
 }
 
 /** The `--format json` object of one reported decision of the identical-call breaker. */
@@ -78,7 +79,7 @@ export interface RepetitionLine {
 export function repetitionLine(r: RepetitionDecisionRecord): RepetitionLine {
   return {
     guard: REPETITION_GUARD,
-    promptId: r.promptId,
+    promptId: outputId(r.promptId),
     mode: r.mode,
     decision: r.outcome.decision,
     phaseBefore: r.outcome.phaseBefore,
@@ -155,7 +156,7 @@ export function renderTimeline(decisions: readonly BatchDecision[]): string[] {
   for (const d of [...decisions].sort((a, b) => (a.promptId < b.promptId ? -1 : a.promptId > b.promptId ? 1 : a.batch - b.batch))) {
     if (d.promptId !== current) {
       current = d.promptId;
-      lines.push(`prompt ${d.promptId} (route ${d.route}, mode ${d.mode})`);
+      lines.push(`prompt ${outputId(d.promptId)} (route ${d.route}, mode ${d.mode})`);
     }
     const o = d.outcome;
     const obs = d.receipt.observations.length;
@@ -191,9 +192,9 @@ export function renderSummary(
   const blind = unjudged.filter((u) => u.reason === 'no_terminal_records');
   return [
     `summary: ${s.prompts} prompt(s), ${s.batches} batch(es) from ${spans} span(s) and ${logs} log record(s)`,
-    ...evictions.slice(0, 10).map((e) => `  prompt ${e.promptId} evicted (${e.reason}): its later batches were not judged`),
+    ...evictions.slice(0, 10).map((e) => `  prompt ${outputId(e.promptId)} evicted (${e.reason}): its later batches were not judged`),
     ...(evictions.length > 10 ? [`  ... ${evictions.length - 10} more evicted prompt(s)`] : []),
-    ...finals.map((u) => `  final batch of ${u.promptId} not judged: ${UNJUDGED_TEXT[u.reason]}`),
+    ...finals.map((u) => `  final batch of ${outputId(u.promptId)} not judged: ${UNJUDGED_TEXT[u.reason]}`),
     ...(blind.length === 0 ? [] : [`  ${blind.length} batch(es) of ${new Set(blind.map((u) => u.promptId)).size} prompt(s) not judged: ${UNJUDGED_TEXT.no_terminal_records}`]),
     ...(clockAnomalies === 0 ? [] : [`  ${clockAnomalies} span(s) end before they start (a clock step): judged by their terminal records`]),
     `  decisions: ${counts(s.decisions)}`,
@@ -214,7 +215,7 @@ function side(d: ComparisonResult['batches'][number]['ours']): string {
 export function renderComparison(c: ComparisonResult): string[] {
   const lines: string[] = [];
   for (const b of c.batches) {
-    if (!b.agree) lines.push(`  differs: ${b.promptId} batch ${b.batch}: replay ${side(b.ours)}, in-tree ${side(b.inTree)}`);
+    if (!b.agree) lines.push(`  differs: ${outputId(b.promptId)} batch ${b.batch}: replay ${side(b.ours)}, in-tree ${side(b.inTree)}`);
   }
   for (const p of c.skippedPrompts) {
     const why = c.skipReasons.get(p) === 'no_in_tree_events' ? 'no in-tree guard event for this prompt: the in-tree guard was off' : 'no in-tree guard on this route';
@@ -254,7 +255,7 @@ export function renderRepetition(records: readonly RepetitionDecisionRecord[]): 
   for (const r of records) {
     counts[r.outcome.decision] = (counts[r.outcome.decision] ?? 0) + 1;
     lines.push(
-      `  ${r.promptId}: ${r.outcome.decision} (${r.outcome.phaseBefore} -> ${r.outcome.phaseAfter}, run ${failureCountBucket(r.outcome.runLength)})`,
+      `  ${outputId(r.promptId)}: ${r.outcome.decision} (${r.outcome.phaseBefore} -> ${r.outcome.phaseAfter}, run ${failureCountBucket(r.outcome.runLength)})`,
     );
   }
   return [`identical-call repetition guard: ${Object.keys(counts).length > 0 ? Object.entries(counts).map(([k, v]) => `${k} ${v}`).join(', ') : 'no warn or abort'}`, ...lines];

@@ -149,6 +149,11 @@ export interface GuardServerOptions {
    * and memory of decoding one request. @defaultValue `65536`
    */
   readonly maxRecordsPerRequest?: number;
+  /**
+   * Most OTLP/HTTP connections open at once; beyond it new ones are closed as they arrive, said once
+   * on the log until the count falls again. Connections idle for 10 s are closed. @defaultValue `4096`
+   */
+  readonly maxConnections?: number;
 }
 
 /** Default of {@link GuardServerOptions.maxKeptDecisions}. */
@@ -471,6 +476,8 @@ export async function startGuardServer(options: GuardServerOptions = {}): Promis
       projection,
       onRecords: hold,
       onRejected: (r) => rejections.note(r.signal, r.status, r.message),
+      onNotice: log,
+      maxConnections: options.maxConnections,
       auth,
     });
   } catch (err) {

@@ -59,7 +59,26 @@ export interface OtlpHttpReceiverOptions {
    * request must carry (`401` without it, before anything else is checked). @defaultValue none
    */
   readonly auth?: ReceiverAuth;
+  /**
+   * A request whose headers have not all arrived this long after its connection opened or its
+   * previous request ended is answered `408` and closed; a connection that sends nothing for this
+   * long is closed (Node's `headersTimeout` and socket timeout), in milliseconds. @defaultValue `10000`
+   */
+  readonly headersTimeoutMillis?: number;
+  /** A request not received whole this long after it began is answered `408` and closed (Node's `requestTimeout`), in milliseconds. @defaultValue `30000` */
+  readonly requestTimeoutMillis?: number;
+  /**
+   * Most connections open at once; beyond it new connections are closed as they arrive (Node's
+   * `maxConnections`), said once through `onNotice` until the count falls below it again.
+   * @defaultValue {@link DEFAULT_MAX_CONNECTIONS}
+   */
+  readonly maxConnections?: number;
+  /** Called with a line for the server's log when something is refused wholesale (the connection limit). */
+  readonly onNotice?: (line: string) => void;
 }
+
+/** Default of {@link OtlpHttpReceiverOptions.maxConnections}. */
+export const DEFAULT_MAX_CONNECTIONS = 4096;
 
 /** A running receiver. */
 export interface OtlpHttpReceiver {
@@ -359,13 +378,42 @@ export function startOtlpHttpReceiver(options: OtlpHttpReceiverOptions): Promise
     handle(req, res).catch((err: unknown) => refuse(req, res, err));
   };
   const tls = options.auth?.tls;
+  const headersTimeout = options.headersTimeoutMillis ?? 10_000;
+  const requestTimeout = Math.max(headersTimeout, options.requestTimeoutMillis ?? 30_000);
+  // Node checks both timeouts every connectionsCheckingInterval (30 s by default, so a 10 s
+  // timeout fired at up to 40 s): checked every second, or a tenth of the headers timeout.
+  const timing = { headersTimeout, requestTimeout, connectionsCheckingInterval: Math.max(10, Math.min(1_000, Math.floor(headersTimeout / 10))) };
   const server: Server =
     tls === undefined
-      ? createServer(onRequest)
+      ? createServer(timing, onRequest)
       : createTlsServer(
-          { cert: tls.cert, key: tls.key, ...(tls.clientCa === undefined ? {} : { ca: tls.clientCa, requestCert: true, rejectUnauthorized: true }) },
+          { ...timing, cert: tls.cert, key: tls.key, ...(tls.clientCa === undefined ? {} : { ca: tls.clientCa, requestCert: true, rejectUnauthorized: true }) },
           onRequest,
         );
+  // A connection that sends nothing at all is not covered by headersTimeout: it is closed once idle that long.
+  server.timeout = headersTimeout;
+  server.maxConnections = options.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
+  let limitSaid = false;
+  server.on('drop', () => {
+    if (limitSaid) return;
+    limitSaid = true;
+    try {
+      options.onNotice?.(
+        `serve: ${server.maxConnections} connections open (the limit): new connections are closed until some end (idle ones close after ${headersTimeout >= 1_000 ? `${Math.round(headersTimeout / 1000)} s` : `${headersTimeout} ms`})`,
+      );
+    } catch {
+      // a logging hook never breaks the receiver
+    }
+    const check = setInterval(() => {
+      server.getConnections((err, count) => {
+        if (err === null && count < server.maxConnections) {
+          clearInterval(check);
+          limitSaid = false;
+        }
+      });
+    }, 1_000);
+    check.unref();
+  });
   // `Expect: 100-continue` (curl, large bodies): refuse before the client sends the body at all.
   server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
     try {
@@ -377,8 +425,6 @@ export function startOtlpHttpReceiver(options: OtlpHttpReceiverOptions): Promise
     res.writeContinue();
     server.emit('request', req, res);
   });
-  server.requestTimeout = 30_000;
-  server.headersTimeout = 10_000;
   server.keepAliveTimeout = 5_000;
   return new Promise((resolve, reject) => {
     server.once('error', reject);

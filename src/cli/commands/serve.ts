@@ -25,6 +25,8 @@ export interface ServeCommandOptions {
   readonly maxBodyBytes: number;
   /** Most spans or log records one request may hold. */
   readonly maxRecordsPerRequest?: number;
+  /** Most OTLP/HTTP connections open at once. */
+  readonly maxConnections?: number;
   /** Memory budget for held telemetry plus bodies being read, in bytes. */
   readonly ingestBudgetBytes?: number;
   readonly mode: GuardMode;
