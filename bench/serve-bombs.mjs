@@ -1,4 +1,4 @@
-/* global process, console, URL, setTimeout, Buffer */
+/* global process, console, URL, setTimeout, setInterval, clearInterval, Buffer */
 // Reliability figures of docs/reliability.md ("A request's work is bounded"): a real `serve`
 // process (the CLI) under one attack at a time while an honest client posts a small request every
 // 20 ms. Prints, per attack: the answers the attacker got, the longest the honest client waited
