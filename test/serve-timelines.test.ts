@@ -52,10 +52,12 @@ describe('serve: one capture whose logs stream lags its spans stream by more tha
   });
 });
 
-describe('serve: one client’s clock does not make another client’s records late (issue 34.3)', () => {
+describe('serve: one client’s clock, ahead or behind, does not make another client’s records late (issue 34.3)', () => {
   it.each([
     { desc: 'a client stamped a day ahead (refused as clock skew)', aheadSeconds: 86_400, refused: true },
     { desc: 'a client honestly 15 s ahead (judged on its own timeline)', aheadSeconds: 15, refused: false },
+    { desc: 'a client stamped two days behind (refused as clock skew)', aheadSeconds: -172_800, refused: true },
+    { desc: 'a client an hour behind (judged on its own timeline)', aheadSeconds: -3_600, refused: false },
   ])('$desc', async ({ aheadSeconds, refused }) => {
     const ahead = client(2, aheadSeconds);
     const victim = client(3, 0);
