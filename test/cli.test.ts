@@ -109,6 +109,36 @@ describe('repeated-tool-failure-guard replay', () => {
     expect(r.stderr).toMatch(new RegExp(`^error: ${file.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}:1:1: truncated JSON object`));
   });
 
+  it('a half-written last object: the objects before it are replayed, the cut is named, exit 3 (issue 34.7)', () => {
+    const text = readFileSync(fixturePath('acp-enforce'), 'utf8');
+    const lastStart = text.lastIndexOf('\n{') + 1;
+    const dir = mkdtempSync(join(tmpdir(), 'rtfg-cli-'));
+    const whole = join(dir, 'before-the-cut.json');
+    const cut = join(dir, 'cut.json');
+    writeFileSync(whole, text.slice(0, lastStart));
+    writeFileSync(cut, text.slice(0, lastStart + Math.floor((text.length - lastStart) / 2)));
+    const expected = cli('replay', '--format', 'json', whole);
+    const r = cli('replay', '--format', 'json', cut);
+    expect(expected.code).toBe(0);
+    expect(r.code).toBe(3);
+    expect(r.stdout).toBe(expected.stdout);
+    const line = text.slice(0, lastStart).split('\n').length;
+    expect(r.stderr).toContain(`${cut}:${line}:1: the last object is cut short (`);
+    expect(r.stderr).toContain('everything before it was replayed');
+  });
+
+  it('a device that never ends (/dev/zero) is refused at once: exit 2', () => {
+    const r = cli('replay', '/dev/zero');
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/^error: \/dev\/zero: not a file or a pipe \(a device\); replay reads telemetry files/);
+  });
+
+  it('a pipe is read (bash process substitution: /dev/fd/N)', () => {
+    const r = spawnSync('bash', ['-c', 'exec "$0" "$1" replay --format json <(cat "$2")', process.execPath, MAIN, fixturePath('acp-enforce')], { encoding: 'utf8', timeout: 30_000 });
+    expect(r.status).toBe(0);
+    expect(jsonLines(r.stdout).map((l) => l.decision)).toEqual(['tracked', 'tracked', 'tracked', 'warned', 'stopped']);
+  });
+
   it.each([['--help'], ['replay', '--help'], ['serve', '--help']])('%s', (...args) => {
     const r = cli(...args);
     expect(r.code).toBe(0);

@@ -15,6 +15,8 @@ export class TelemetryParseError extends Error {
   readonly file: string;
   readonly line: number;
   readonly column: number;
+  /** What is wrong, without the position (e.g. `truncated JSON object`). */
+  readonly reason: string;
 
   constructor(file: string, line: number, column: number, reason: string) {
     super(`${file}:${line}:${column}: ${reason}`);
@@ -22,8 +24,32 @@ export class TelemetryParseError extends Error {
     this.file = file;
     this.line = line;
     this.column = column;
+    this.reason = reason;
   }
 }
+
+/** A file whose last object is cut short (a file still being written, or cut by a crash). */
+export interface TruncatedEnd {
+  readonly file: string;
+  /** Line and column (1-based, in characters of the decoded text) where the cut object starts. */
+  readonly line: number;
+  readonly column: number;
+  /** Bytes (code units of text) of the cut object that are present. */
+  readonly length: number;
+}
+
+/** Options of {@link readTelemetryText}. */
+export interface ReadTelemetryOptions {
+  /**
+   * Called when the last object is cut short (it never closes before the end of the contents)
+   * after at least one object with telemetry: the objects before it have been read, and reading
+   * ends without an error. Otherwise a cut last object is a {@link TelemetryParseError}
+   * (`truncated JSON object`).
+   */
+  readonly onTruncatedEnd?: (cut: TruncatedEnd) => void;
+}
+
+const TRUNCATED = 'truncated JSON object';
 
 type Json = Record<string, unknown>;
 
@@ -92,7 +118,7 @@ function scanValue(contents: Contents, file: string, from: number): number {
       if (depth === 0) return i + 1;
     }
   }
-  throw new TelemetryParseError(file, ...lineCol(contents, from), 'truncated JSON object');
+  throw new TelemetryParseError(file, ...lineCol(contents, from), TRUNCATED);
 }
 
 function parseAt(contents: Contents, file: string, start: number, end: number): unknown {
@@ -269,13 +295,14 @@ function otlpObjectToRecords(o: Json, sink: TelemetryRecordSink): void {
  *   order mark at the start is skipped (in text or bytes); anywhere else it is an error.
  * @param file - the name used in error messages
  * @param sink - receives every record
+ * @param options - what to do with a cut last object (see {@link ReadTelemetryOptions})
  * @throws {@link TelemetryParseError} for malformed JSON or anything but whitespace between
  *   objects (a printable ASCII character is quoted, any other named by its code point, `U+FEFF`;
  *   with the line and column, in characters of the decoded text, where the offending
  *   object or character starts), or a file with no telemetry at all; the records of the objects
  *   before the error have been handed over
  */
-export function readTelemetryText(contents: string | Uint8Array, file: string, sink: TelemetryRecordSink): void {
+export function readTelemetryText(contents: string | Uint8Array, file: string, sink: TelemetryRecordSink, options: ReadTelemetryOptions = {}): void {
   const units: Contents = typeof contents === 'string' || Buffer.isBuffer(contents) ? contents : Buffer.from(contents.buffer, contents.byteOffset, contents.byteLength);
   let objects = 0;
   let recognised = 0;
@@ -291,7 +318,15 @@ export function readTelemetryText(contents: string | Uint8Array, file: string, s
     if (c !== 123 && c !== 91) {
       throw new TelemetryParseError(file, ...lineCol(units, pos), `unexpected character ${characterAt(units, pos)} between JSON objects`);
     }
-    const end = valueEnd(units, file, pos);
+    let end: number;
+    try {
+      end = valueEnd(units, file, pos);
+    } catch (err) {
+      // The last object never closes: a cut file. Said, and what came before it is read.
+      if (!(err instanceof TelemetryParseError && err.reason === TRUNCATED && options.onTruncatedEnd !== undefined && recognised > 0)) throw err;
+      options.onTruncatedEnd({ file, line: err.line, column: err.column, length: n - pos });
+      break;
+    }
     const value = parseAt(units, file, pos, end);
     objects++;
     if (typeof value !== 'object' || value === null || Array.isArray(value)) {

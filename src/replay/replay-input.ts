@@ -12,7 +12,7 @@ import { addLogInputIdentifiers, addSpanInputIdentifiers } from './audit.js';
 import { RecordFilter } from '../otlp/record-filter.js';
 import type { RecordBatch, RecordedLog, RecordedSpan } from '../otlp/records.js';
 import { readTelemetryText } from '../otlp/telemetry-file.js';
-import type { TelemetryRecordSink } from '../otlp/telemetry-file.js';
+import type { TelemetryRecordSink, TruncatedEnd } from '../otlp/telemetry-file.js';
 import type { BatchSpanProfileOptions } from '../profiles/batch-span/batch-span-profile.js';
 import { TelemetrySampleBuilder } from '../profiles/detect.js';
 import type { TelemetrySample } from '../profiles/detect.js';
@@ -45,6 +45,11 @@ export interface ReplayInputOptions {
   readonly reportInputs?: boolean;
   /** The owner and cohort attributes the report's inputs read (`ReportInputsOptions`). */
   readonly reportInputsOptions?: ReportInputsOptions;
+  /**
+   * Called for a file whose last object is cut short (half-written): the objects before it are
+   * replayed. Without it such a file is a `TelemetryParseError`. (Called once per file and read.)
+   */
+  readonly onTruncatedEnd?: (cut: TruncatedEnd) => void;
 }
 
 /** One telemetry file's contents and the name used for it in error messages. */
@@ -429,7 +434,7 @@ class ProjectingReader implements TelemetryRecordSink {
 export function parseReplayInput(sources: readonly TelemetrySource[], options: ReplayInputOptions = {}): ProjectedRecordBatch {
   const read = (assignment: Assignment): ProjectedRecordBatch | Map<string, WireProfileName> => {
     const reader = new ProjectingReader(options, assignment);
-    for (const s of sources) readTelemetryText(s.text, s.file, reader);
+    for (const s of sources) readTelemetryText(s.text, s.file, reader, { onTruncatedEnd: options.onTruncatedEnd });
     return reader.finish();
   };
   const first = read(options.profile === undefined || options.profile === 'auto' ? { kind: 'auto', fixed: undefined } : { kind: 'one', profile: options.profile });

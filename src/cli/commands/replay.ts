@@ -2,7 +2,8 @@
  * `replay <file...>`: the main job. Replays recorded telemetry through the guard and prints the
  * decision timeline, a summary, the optional in-tree comparison and the Phase 1 invariants.
  */
-import { readFile } from 'node:fs/promises';
+import { createReadStream } from 'node:fs';
+import { readFile, stat } from 'node:fs/promises';
 import type { WireProfileName } from '../../profiles/registry.js';
 import { auditInvariants } from '../../replay/audit.js';
 import { compareWithInTree } from '../../replay/compare.js';
@@ -13,6 +14,7 @@ import type { ReplayResult } from '../../replay/replay.js';
 import { WIRE_PROFILES } from '../../profiles/registry.js';
 import { emptyReportInputs } from '../../profiles/report-inputs.js';
 import { TelemetryParseError } from '../../otlp/telemetry-file.js';
+import type { TruncatedEnd } from '../../otlp/telemetry-file.js';
 import type { GuardMode } from '../../core/failure/types.js';
 import { UserError } from '../io.js';
 import type { CommandIo } from '../io.js';
@@ -56,7 +58,8 @@ export interface ReplayCommandOptions {
  * - `2`: a usage error or unreadable input (set by the CLI);
  * - `3`: some batches could not be judged for lack of input (no terminal record of any call: the
  *   logs of a split collector output were not given), or the input held telemetry but no tool
- *   batch for the profile;
+ *   batch for the profile, or a file's last object was cut short (half-written: everything before
+ *   it was replayed, and the cut is named on stderr);
  * - `70`: an internal error (set by the CLI).
  */
 export const REPLAY_EXIT = { ok: 0, violation: 1, usage: 2, cannotJudge: 3, internal: 70 } as const;
@@ -66,19 +69,35 @@ export const REPLAY_EXIT = { ok: 0, violation: 1, usage: 2, cannotJudge: 3, inte
  * object at a time, so no string of the whole file is built.
  */
 async function readInput(file: string, io: CommandIo): Promise<Buffer> {
-  if (file === '-') {
-    const stdin = io.stdin ?? process.stdin;
+  const tooLarge = (name: string): UserError => new UserError(`${name}: larger than ${MAX_INPUT_BYTES} bytes, the most replay reads of one input`);
+  const readStream = async (stream: AsyncIterable<unknown>, name: string): Promise<Buffer> => {
     const chunks: Buffer[] = [];
-    for await (const chunk of stdin) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer));
-    return Buffer.concat(chunks);
-  }
+    let size = 0;
+    for await (const chunk of stream) {
+      const b = typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer);
+      size += b.length;
+      if (size > MAX_INPUT_BYTES) throw tooLarge(name);
+      chunks.push(b);
+    }
+    return Buffer.concat(chunks, size);
+  };
+  if (file === '-') return readStream(io.stdin ?? process.stdin, '<stdin>');
   try {
+    // A device (/dev/zero, /dev/urandom) never ends: only files and pipes are read, within the bound.
+    const st = await stat(file);
+    if (st.isFIFO() || st.isSocket()) return await readStream(createReadStream(file), file);
+    if (!st.isFile()) throw new UserError(`${file}: not a file or a pipe (${st.isDirectory() ? 'a directory' : 'a device'}); replay reads telemetry files`);
+    if (st.size > MAX_INPUT_BYTES) throw tooLarge(file);
     return await readFile(file);
   } catch (err) {
+    if (err instanceof UserError) throw err;
     const code = (err as NodeJS.ErrnoException).code;
     throw new UserError(`${file}: cannot read (${code ?? (err as Error).message})`);
   }
 }
+
+/** The most bytes of one input `replay` reads (it holds an input whole; Node's largest file read). */
+const MAX_INPUT_BYTES = 2 ** 31 - 1;
 
 /**
  * Run `replay`. Resolves to the exit code (see {@link REPLAY_EXIT}). Throws {@link UserError} for
@@ -98,8 +117,14 @@ export async function runReplay(files: readonly string[], options: ReplayCommand
   for (const file of files) sources.push({ text: await readInput(file, io), file: file === '-' ? '<stdin>' : file });
   // Every object is parsed and checked; only what the profile reads is kept (parseReplayInput).
   let records: ProjectedRecordBatch;
+  const cuts = new Map<string, TruncatedEnd>();
   try {
-    records = parseReplayInput(sources, { profile: options.profile, reportInputs: options.report !== undefined, reportInputsOptions });
+    records = parseReplayInput(sources, {
+      profile: options.profile,
+      reportInputs: options.report !== undefined,
+      reportInputsOptions,
+      onTruncatedEnd: (cut) => cuts.set(cut.file, cut),
+    });
   } catch (err) {
     if (err instanceof TelemetryParseError) throw new UserError(err.message);
     throw err;
@@ -144,7 +169,12 @@ export async function runReplay(files: readonly string[], options: ReplayCommand
     const { html } = await renderReportFromParts(result, inputs, records.whole.identifiers, { charts, profile: result.profile, ...(prices === undefined ? {} : { prices }) });
     await writeReportFile(options.report, html, io);
   }
-  const cannotJudge = explainCannotJudge(result, options.profile);
+  const cannotJudge = [
+    ...explainCannotJudge(result, options.profile),
+    ...[...cuts.values()].map(
+      (c) => `${c.file}:${c.line}:${c.column}: the last object is cut short (${c.length} bytes of a half-written object); everything before it was replayed`,
+    ),
+  ];
   for (const line of cannotJudge) io.err(line);
   const disagree = comparison !== undefined && comparison.agreeing !== comparison.total;
   const violated = invariants.some((i) => !i.held);
