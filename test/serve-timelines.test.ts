@@ -56,8 +56,8 @@ describe('serve: one client’s clock, ahead or behind, does not make another cl
   it.each([
     { desc: 'a client stamped a day ahead (refused as clock skew)', aheadSeconds: 86_400, refused: true },
     { desc: 'a client honestly 15 s ahead (judged on its own timeline)', aheadSeconds: 15, refused: false },
-    { desc: 'a client stamped two days behind (refused as clock skew)', aheadSeconds: -172_800, refused: true },
-    { desc: 'a client an hour behind (judged on its own timeline)', aheadSeconds: -3_600, refused: false },
+    // Behind is not refused: a capture posted later (or a clock days behind) is judged on its own timeline.
+    { desc: 'a client stamped two days behind (judged on its own timeline)', aheadSeconds: -172_800, refused: false },
   ])('$desc', async ({ aheadSeconds, refused }) => {
     const ahead = client(2, aheadSeconds);
     const victim = client(3, 0);

@@ -15,9 +15,6 @@
  *   move the watermark past its own, and its call records were dropped as late.
  * - A record stamped more than `maxFutureSkewMillis` after its arrival (or at a time that is not a
  *   finite number) is refused: it would move its producer's watermark ahead of every later record.
- *   So is one stamped more than `maxPastSkewMillis` before it (a span: its start): no honest
- *   exporter holds a record that long, and clamping its time instead would reorder it among its
- *   producer's other records.
  */
 import type { RecordedLog, RecordedSpan } from '../otlp/records.js';
 import { SESSION_ID_KEY } from '../otlp/record-filter.js';
@@ -66,8 +63,6 @@ export interface ReorderBufferOptions {
   readonly maxHoldMillis?: number;
   /** Records stamped more than this after they arrive are refused, in milliseconds. @defaultValue `600000` (10 min) */
   readonly maxFutureSkewMillis?: number;
-  /** Records stamped more than this before they arrive (spans: their start) are refused, in milliseconds. @defaultValue `86400000` (24 h) */
-  readonly maxPastSkewMillis?: number;
   /** Most records held; beyond it the oldest are released early. */
   readonly maxHeld: number;
   /** Most producers remembered (their watermarks) once their records are released. @defaultValue `100000` */
@@ -81,7 +76,7 @@ export interface ReorderBufferOptions {
 export interface AddResult {
   /** Records that arrived behind their producer's watermark (not held), in event order. */
   readonly late: TimedRecord[];
-  /** Records refused for a time far ahead of or behind their arrival (or not a finite number). */
+  /** Records refused for a time far ahead of their arrival (or not a finite number). */
   readonly skewed: number;
   /** Bytes of the records now held (late ones excluded). */
   readonly heldBytes: number;
@@ -95,8 +90,6 @@ const NO_WEIGHT = { span: () => 0, log: () => 0 };
 
 /** Default of {@link ReorderBufferOptions.maxFutureSkewMillis}. */
 export const DEFAULT_MAX_FUTURE_SKEW_MILLIS = 600_000;
-/** Default of {@link ReorderBufferOptions.maxPastSkewMillis}. */
-export const DEFAULT_MAX_PAST_SKEW_MILLIS = 86_400_000;
 
 /** A Resource's attributes as one producer key (prefixed by NUL, which no session id starts with), once per resource object. */
 const resourceKeys = new WeakMap<object, string>();
@@ -123,7 +116,6 @@ export class ReorderBuffer {
   private readonly _weigh: NonNullable<ReorderBufferOptions['weigh']>;
   private readonly _maxHold: number;
   private readonly _maxSkew: number;
-  private readonly _maxPastSkew: number;
   private readonly _maxProducers: number;
   /** Producers by key, least recently active first. */
   private readonly _timelines = new Map<string, Timeline>();
@@ -139,7 +131,6 @@ export class ReorderBuffer {
     this._weigh = options.weigh ?? NO_WEIGHT;
     this._maxHold = Math.max(options.graceMillis, options.maxHoldMillis ?? 3 * options.graceMillis);
     this._maxSkew = options.maxFutureSkewMillis ?? DEFAULT_MAX_FUTURE_SKEW_MILLIS;
-    this._maxPastSkew = options.maxPastSkewMillis ?? DEFAULT_MAX_PAST_SKEW_MILLIS;
     this._maxProducers = options.maxProducers ?? 100_000;
   }
 
@@ -167,7 +158,6 @@ export class ReorderBuffer {
   add(spans: readonly RecordedSpan[], logs: readonly RecordedLog[]): AddResult {
     const receivedAt = this._options.now();
     const latest = receivedAt + this._maxSkew;
-    const earliest = receivedAt - this._maxPastSkew;
     const late: TimedRecord[] = [];
     let heldBytes = 0;
     let skewed = 0;
@@ -193,8 +183,8 @@ export class ReorderBuffer {
     for (const span of spans) {
       const start = hrTimeToMillis(span.startTime);
       const end = hrTimeToMillis(span.endTime);
-      // Not finite, or far from the receive time (ahead: it would move the producer's watermark on).
-      if (!(start <= latest && end <= latest && start >= earliest && Number.isFinite(start) && Number.isFinite(end))) {
+      // Not finite, or far ahead of the receive time: it would move the producer's watermark on.
+      if (!(start <= latest && end <= latest && Number.isFinite(start) && Number.isFinite(end))) {
         skewed += 1;
         continue;
       }
@@ -208,7 +198,7 @@ export class ReorderBuffer {
     }
     for (const log of logs) {
       const t = hrTimeToMillis(log.hrTime);
-      if (!(t <= latest && t >= earliest && Number.isFinite(t))) {
+      if (!(t <= latest && Number.isFinite(t))) {
         skewed += 1;
         continue;
       }
