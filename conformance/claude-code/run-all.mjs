@@ -296,6 +296,19 @@ function checkHookEffects(scenario, run) {
 /**
  * @param {string[]} argv
  */
+/**
+ * The expected decisions without the last batch of each prompt that ended `hook_stopped` (what the
+ * telemetry can judge when the stop came from an HTTP hook).
+ * @param {import('./run-scenario.mjs').ClaudeScenario} scenario
+ */
+function withoutHookStoppedFinalBatches(scenario) {
+  const stopped = new Set((scenario.expectedOutcome.terminalReasons ?? []).flatMap((r, i) => (r === 'hook_stopped' ? [i + 1] : [])));
+  /** @type {Map<number, number>} */
+  const last = new Map();
+  for (const d of scenario.expectedDecisions) last.set(d.prompt ?? 1, Math.max(last.get(d.prompt ?? 1) ?? 0, d.batch));
+  return scenario.expectedDecisions.filter((d) => !(stopped.has(d.prompt ?? 1) && d.batch === last.get(d.prompt ?? 1)));
+}
+
 async function main(argv) {
   /** @type {{ values: { out?: string, record?: string }, positionals: string[] }} */
   let parsed;
@@ -365,7 +378,15 @@ async function main(argv) {
       if (!/profile: claude-code/.test(replay.stderr)) problems.push('replay did not report `profile: claude-code` (auto-detection)');
       const ours = parseDecisions(replay.stdout, promptOrder, problems, 'replay');
       row.ours = ours.map(compact);
-      problems.push(...compareDecisions('replay vs expected', scenario.expectedDecisions, ours, scenario.mode));
+      // 2.1.328 logs a `type: "http"` hook's PostToolBatch block with `num_blocking` 0, so the
+      // telemetry cannot tell that stop from a cut turn: with the HTTP hook, the final batch of a
+      // prompt the hook stopped is left unjudged (`turn_cancelled`; docs/claude-code.md). The hook's
+      // own decisions, compared below, still have it.
+      const replayExpected = transport === 'http' ? withoutHookStoppedFinalBatches(scenario) : scenario.expectedDecisions;
+      problems.push(...compareDecisions('replay vs expected', replayExpected, ours, scenario.mode));
+      if (replayExpected.length < scenario.expectedDecisions.length && !/final batch of \S+ not judged: the turn ended first \(turn cancelled\)/.test(replay.stderr)) {
+        problems.push('with the HTTP hook, the replay did not say the stopped final batch was not judged');
+      }
 
       // The same telemetry without its spans (CLAUDE_CODE_ENHANCED_TELEMETRY_BETA unset): the logs
       // alone must give the design's decisions too.
@@ -376,7 +397,8 @@ async function main(argv) {
       if (/VIOLATED/.test(logsOnly.stderr)) problems.push(`logs-only replay invariant VIOLATED: ${logsOnly.stderr.split('\n').filter((l) => /VIOLATED/.test(l)).join(' | ')}`);
       const oursLogsOnly = parseDecisions(logsOnly.stdout, promptOrder, problems, 'logs-only replay');
       row.logsOnly = oursLogsOnly.map(compact);
-      problems.push(...compareDecisions('logs-only replay vs expected', scenario.expectedDecisionsLogsOnly ?? scenario.expectedDecisions, oursLogsOnly, scenario.mode));
+      const logsOnlyExpected = scenario.expectedDecisionsLogsOnly ?? scenario.expectedDecisions;
+      problems.push(...compareDecisions('logs-only replay vs expected', transport === 'http' ? withoutHookStoppedFinalBatches({ ...scenario, expectedDecisions: logsOnlyExpected }) : logsOnlyExpected, oursLogsOnly, scenario.mode));
 
       const hookText = readFileSync(run.hookDecisionsFile, 'utf8');
       if (scenario.hooks === 'guard') {

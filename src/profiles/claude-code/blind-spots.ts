@@ -10,7 +10,7 @@ import { CLAUDE_CODE_SPAN_TOOL_EXECUTION } from './claude-code-profile.js';
 /** Blind spots of the telemetry path, each with what the profile does about it and where it is seen. */
 export const CLAUDE_CODE_BLIND_SPOTS: readonly string[] = Object.freeze([
   'calls Claude Code rejects before running them (input validation, unknown tools, Edit "File has not been read yet" or "String to replace not found") leave no record: a response whose calls all left none is judged incomplete (reset); one with some recorded calls is judged on those alone. The claude-code-hook path sees every call (PostToolBatch).',
-  'an interrupted call is logged as a failure; only the beta spans (CLAUDE_CODE_ENHANCED_TELEMETRY_BETA=1) mark it. A turn that ends after a batch with no model request after it (an interrupt, a turn cap) leaves that batch unjudged.',
+  'an interrupted call is logged as a failure; only the beta spans (CLAUDE_CODE_ENHANCED_TELEMETRY_BETA=1) mark it. A turn that ends after a batch with no model request after it (an interrupt, a turn cap, a stop by an HTTP hook, which 2.1.328 does not count as blocking) leaves that batch unjudged.',
   'an MCP call is logged as mcp_tool: its server-qualified name comes from the beta spans or OTEL_LOG_TOOL_DETAILS=1; without either it is unresolved and ineligible.',
   'mid-turn user input and queued prompts are not in the telemetry: the input drain is assumed reliable and empty.',
 ]);
