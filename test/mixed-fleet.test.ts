@@ -13,21 +13,6 @@ import type { ReplayResult } from '../src/replay/replay.js';
 
 const FIXTURES = new URL('../fixtures/', import.meta.url);
 
-/**
- * Captures left out, with why: the five Claude Code 2.1.328 scenarios added with the profile's
- * streamed-response, MCP, unrecorded-call and interrupt handling give other decisions in one input
- * with other Claude Code captures even with `--profile claude-code` (no routing involved): e.g.
- * `interrupt-bash-shadow`'s final batch ends `cancelled_call` instead of `turn_cancelled`, and
- * `unrecorded-calls-shadow` warns and stops where alone it resets. Left to the Claude Code profile
- * (found by this test); each is still checked alone in claude-code-fixtures.test.ts.
- */
-const LEFT_OUT = new Set([
-  'interrupt-bash-shadow.otlp.jsonl',
-  'mcp-one-tool-loop-shadow.otlp.jsonl',
-  'mcp-two-tools-shadow.otlp.jsonl',
-  'streamed-response-one-batch-shadow.otlp.jsonl',
-  'unrecorded-calls-shadow.otlp.jsonl',
-]);
 
 /** Every telemetry capture in the repository, by agent folder. */
 function captures(): { agent: string; path: string }[] {
@@ -35,7 +20,7 @@ function captures(): { agent: string; path: string }[] {
   const walk = (dir: URL, agent: string): void => {
     for (const e of readdirSync(dir, { withFileTypes: true })) {
       if (e.isDirectory()) walk(new URL(`${e.name}/`, dir), agent);
-      else if ((e.name.endsWith('.outfile.json') || e.name.endsWith('.otlp.jsonl')) && !LEFT_OUT.has(e.name)) out.push({ agent, path: new URL(e.name, dir).pathname });
+      else if ((e.name.endsWith('.outfile.json') || e.name.endsWith('.otlp.jsonl'))) out.push({ agent, path: new URL(e.name, dir).pathname });
     }
   };
   for (const e of readdirSync(FIXTURES, { withFileTypes: true })) if (e.isDirectory() && e.name !== 'cases') walk(new URL(`${e.name}/`, FIXTURES), e.name);
@@ -88,5 +73,20 @@ describe('mixed fleet: one replay input holding every agent', () => {
       if (idle.has(id)) expect(lines.slice(0, got.get(id)?.length ?? 0), id).toEqual(got.get(id));
       else expect(got.get(id), id).toEqual(lines);
     }
+  });
+});
+
+describe('many Claude Code sessions in one input, one profile forced', () => {
+  // Claude Code's request_id and tool_use_id come from the model provider: the conformance fake
+  // provider numbers them per session (every capture here has req_p1r1, toolu_p1r1_0, ...). The
+  // profile keys them per session.id, so sessions never share a response or a call.
+  it('each session gets exactly the decisions it gets alone (--profile claude-code)', async () => {
+    const cc = captures().filter((c) => c.agent.startsWith('claude-code-'));
+    expect(cc.length).toBeGreaterThanOrEqual(18);
+    const expected = new Map<string, string[]>();
+    for (const c of cc) for (const [id, lines] of byPrompt(await replayRecords(parseReplayInput([source(c.path)], { profile: 'claude-code' })))) expected.set(id, lines);
+    const got = byPrompt(await replayRecords(parseReplayInput(cc.map((c) => source(c.path)), { profile: 'claude-code' })));
+    expect([...got.keys()].sort()).toEqual([...expected.keys()].sort());
+    for (const [id, lines] of expected) expect(got.get(id), id).toEqual(lines);
   });
 });

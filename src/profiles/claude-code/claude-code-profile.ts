@@ -43,6 +43,11 @@
  *   by a hook that had the settled batch);
  * - an MCP call without a qualified name (logs only, no details) has an unresolved identity: it is
  *   ineligible (design), never keyed on `mcp_tool`.
+ *
+ * `request_id` and `tool_use_id` are the model provider's ids: unique from Anthropic's API, but a
+ * provider that numbers them per session (the conformance fake provider: `req_p1r1`,
+ * `toolu_p1r1_0`) repeats them across sessions. Every span and event carries `session.id`, so both
+ * are held per session: sessions sharing one pipeline never share a response or a call.
  */
 import { BoundedMap, BoundedSet } from '../../engine/bounded.js';
 import type { CallFacts, GuardRoute } from '../../engine/call-facts.js';
@@ -107,7 +112,8 @@ type Scope = 'foreground' | 'out_of_scope';
 
 /** A prompt's latest foreground model response. */
 interface LatestResponse {
-  readonly requestId: string;
+  /** Its session-scoped `request_id`. */
+  readonly requestKey: string;
   /** Some call of the response left a record (`tool_decision` or `tool_result`). */
   recorded: boolean;
 }
@@ -122,12 +128,15 @@ interface SpanCallFacts {
 interface Placed {
   readonly promptId: string;
   readonly requestId: string;
+  readonly callId: string;
 }
 
 interface HeldCall {
   readonly promptId: string;
   readonly sessionId: string | undefined;
   readonly requestId: string;
+  /** {@link sessionScoped} `requestId`. */
+  readonly requestKey: string;
   readonly callId: string;
   readonly kind: 'decision' | 'result';
   readonly attrs: Readonly<Record<string, unknown>>;
@@ -138,7 +147,7 @@ interface HeldCall {
 export class ClaudeCodeProfile implements WireProfile {
   readonly name = 'claude-code';
   private readonly _engine: FailureEngine;
-  /** `request_id` → foreground or not. */
+  /** Session-scoped `request_id` (as every `request_id` and `tool_use_id` key below) → foreground or not. */
   private readonly _requests = new BoundedMap<string, Scope>(TRACKED);
   /** Session → its current prompt (a new `user_prompt` ends the previous one). */
   private readonly _sessionPrompt = new BoundedMap<string, string>(SESSIONS_TRACKED);
@@ -168,10 +177,11 @@ export class ClaudeCodeProfile implements WireProfile {
     if (span.name !== CLAUDE_CODE_SPAN_LLM_REQUEST) return;
     const requestId = nonEmptyString(span.attributes[ATTR_REQUEST_ID]);
     if (requestId === undefined) return;
+    const requestKey = sessionScoped(span.attributes, requestId);
     const stopReason = nonEmptyString(span.attributes[ATTR_STOP_REASON]);
-    if (stopReason !== undefined) this._stopReasons.set(requestId, stopReason);
+    if (stopReason !== undefined) this._stopReasons.set(requestKey, stopReason);
     const context = nonEmptyString(span.attributes[ATTR_LLM_REQUEST_CONTEXT]);
-    if (context !== undefined) this._classify(requestId, context === 'interaction' ? 'foreground' : 'out_of_scope', undefined);
+    if (context !== undefined) this._classify(requestKey, context === 'interaction' ? 'foreground' : 'out_of_scope', undefined);
   }
 
   onSpanEnd(span: SpanView): void {
@@ -186,7 +196,7 @@ export class ClaudeCodeProfile implements WireProfile {
       // 2.1.328 marks every failure `error.type=tool_error`, except an interrupted (or
       // backgrounded) call's.
       if (callId !== undefined && span.attributes[ATTR_SUCCESS] === false && span.attributes[ATTR_ERROR_DOT_TYPE] === undefined) {
-        this._spanFact(callId, { interrupted: true }, hrTimeToMillis(span.endTime));
+        this._spanFact(sessionScoped(span.attributes, callId), { interrupted: true }, hrTimeToMillis(span.endTime));
       }
       return;
     }
@@ -215,7 +225,7 @@ export class ClaudeCodeProfile implements WireProfile {
         const querySource = nonEmptyString(attrs[ATTR_QUERY_SOURCE]);
         const foreground = isForegroundQuerySource(querySource);
         this._remember(traceId, promptId);
-        this._classify(requestId, foreground ? 'foreground' : 'out_of_scope', {
+        this._classify(sessionScoped(attrs, requestId), foreground ? 'foreground' : 'out_of_scope', {
           promptId,
           sessionId,
           route: querySource === 'sdk' ? 'headless' : 'acp_foreground',
@@ -240,12 +250,13 @@ export class ClaudeCodeProfile implements WireProfile {
           promptId,
           sessionId,
           requestId,
+          requestKey: sessionScoped(attrs, requestId),
           callId,
           kind: name === 'tool_result' ? 'result' : 'decision',
           attrs,
           timeMillis: hrTimeToMillis(record.hrTime),
         };
-        const scope = this._requests.get(requestId);
+        const scope = this._requests.get(call.requestKey);
         if (scope === 'foreground') this._call(call);
         else if (scope === undefined) this._hold(call);
         return;
@@ -270,20 +281,20 @@ export class ClaudeCodeProfile implements WireProfile {
    * sent), then releases the calls held for it.
    */
   private _classify(
-    requestId: string,
+    requestKey: string,
     scope: Scope,
     fromLog: { promptId: string; sessionId: string | undefined; route: GuardRoute; timeMillis: number } | undefined,
   ): void {
-    const known = this._requests.get(requestId);
-    if (known === undefined) this._requests.set(requestId, scope);
+    const known = this._requests.get(requestKey);
+    if (known === undefined) this._requests.set(requestKey, scope);
     if (fromLog !== undefined && scope === 'foreground') {
       this._engine.observePrompt(fromLog.promptId, { sessionId: fromLog.sessionId, foreground: true, route: fromLog.route });
-      this._openResponse(fromLog.promptId, requestId, fromLog.timeMillis);
+      this._openResponse(fromLog.promptId, requestKey, fromLog.timeMillis);
     }
     if (known !== undefined || this._held.length === 0) return;
-    const mine = this._held.filter((c) => c.requestId === requestId);
+    const mine = this._held.filter((c) => c.requestKey === requestKey);
     if (mine.length === 0) return;
-    this._held = this._held.filter((c) => c.requestId !== requestId);
+    this._held = this._held.filter((c) => c.requestKey !== requestKey);
     if (scope === 'foreground') for (const c of mine) this._call(c);
   }
 
@@ -294,14 +305,14 @@ export class ClaudeCodeProfile implements WireProfile {
    * after tool calls, or after a cut-off or a Stop hook's block: those reset too, which never
    * causes a stop).
    */
-  private _openResponse(promptId: string, requestId: string, timeMillis: number): void {
-    if (this._opened.has(requestId)) return;
-    this._opened.add(requestId);
+  private _openResponse(promptId: string, requestKey: string, timeMillis: number): void {
+    if (this._opened.has(requestKey)) return;
+    this._opened.add(requestKey);
     const previous = this._latest.get(promptId);
-    if (previous !== undefined && !previous.recorded && (this._stopReasons.get(previous.requestId) ?? 'tool_use') === 'tool_use') {
+    if (previous !== undefined && !previous.recorded && (this._stopReasons.get(previous.requestKey) ?? 'tool_use') === 'tool_use') {
       this._engine.unrecordedBatch(promptId, timeMillis);
     }
-    this._latest.set(promptId, { requestId, recorded: false });
+    this._latest.set(promptId, { requestKey, recorded: false });
     this._engine.observePrompt(promptId, { batchAwaitingRequest: false });
     this._engine.boundary(promptId);
   }
@@ -311,21 +322,22 @@ export class ClaudeCodeProfile implements WireProfile {
     const name = nonEmptyString(span.attributes[ATTR_TOOL_NAME]);
     const callId = nonEmptyString(span.attributes[ATTR_TOOL_USE_ID]);
     if (name === undefined || callId === undefined || !name.startsWith(MCP_PREFIX)) return;
-    const known = this._spanFacts.get(callId);
+    const callKey = sessionScoped(span.attributes, callId);
+    const known = this._spanFacts.get(callKey);
     if (known?.qualifiedName !== undefined) return;
-    this._spanFact(callId, { qualifiedName: name }, hrTimeToMillis(span.startTime));
+    this._spanFact(callKey, { qualifiedName: name }, hrTimeToMillis(span.startTime));
   }
 
-  /** Keep what a span said about a call; a call already placed gets it at once. */
-  private _spanFact(callId: string, fact: SpanCallFacts, timeMillis: number): void {
-    const known = this._spanFacts.get(callId);
-    if (known === undefined) this._spanFacts.set(callId, { ...fact });
+  /** Keep what a span said about a call (by its session-scoped `tool_use_id`); a call already placed gets it at once. */
+  private _spanFact(callKey: string, fact: SpanCallFacts, timeMillis: number): void {
+    const known = this._spanFacts.get(callKey);
+    if (known === undefined) this._spanFacts.set(callKey, { ...fact });
     else Object.assign(known, fact);
-    const placed = this._placed.get(callId);
+    const placed = this._placed.get(callKey);
     if (placed === undefined) return;
     this._engine.updateCall({
       promptId: placed.promptId,
-      callId,
+      callId: placed.callId,
       responseId: placed.requestId,
       facts: fact.interrupted === true ? cancelledFacts() : { lookupName: fact.qualifiedName },
       timeMillis,
@@ -339,14 +351,15 @@ export class ClaudeCodeProfile implements WireProfile {
 
   private _call(c: HeldCall): void {
     this._engine.observePrompt(c.promptId, { sessionId: c.sessionId });
-    this._openResponse(c.promptId, c.requestId, c.timeMillis);
+    this._openResponse(c.promptId, c.requestKey, c.timeMillis);
     const latest = this._latest.get(c.promptId);
-    if (latest !== undefined && latest.requestId === c.requestId && !latest.recorded) {
+    if (latest !== undefined && latest.requestKey === c.requestKey && !latest.recorded) {
       latest.recorded = true;
       this._engine.observePrompt(c.promptId, { batchAwaitingRequest: true });
     }
-    if (this._placed.get(c.callId) === undefined) this._placed.set(c.callId, { promptId: c.promptId, requestId: c.requestId });
-    const spanFacts = this._spanFacts.get(c.callId);
+    const callKey = sessionScoped(c.attrs, c.callId);
+    if (this._placed.get(callKey) === undefined) this._placed.set(callKey, { promptId: c.promptId, requestId: c.requestId, callId: c.callId });
+    const spanFacts = this._spanFacts.get(callKey);
     const toolName = toolIdentity(c.attrs, spanFacts);
     if (c.kind === 'decision') {
       const rejected = c.attrs[ATTR_DECISION] === 'reject';
@@ -397,6 +410,15 @@ export class ClaudeCodeProfile implements WireProfile {
     if (traceId === undefined || traceId === '' || traceId === INVALID_TRACE_ID) return;
     if (this._traceToPrompt.get(traceId) !== promptId) this._traceToPrompt.set(traceId, promptId);
   }
+}
+
+/**
+ * A provider id (`request_id`, `tool_use_id`) as the profile keys it: within the record's
+ * `session.id` (the bare id when the record has none). Held in memory only, never emitted.
+ */
+function sessionScoped(attrs: Readonly<Record<string, unknown>>, id: string): string {
+  const session = nonEmptyString(attrs[ATTR_SESSION_ID]);
+  return session === undefined ? id : `${session}\u0000${id}`;
 }
 
 /**
