@@ -128,10 +128,11 @@ describe('RoutingProfile: each producer read by the profile of the agent that pr
     ]);
     expect([QWEN, CLAUDE, GENAI, OI, WEB].map((r) => routing.profileOf(r))).toEqual(['qwen-code', 'claude-code', 'genai', 'openinference', undefined]);
     expect(routing.profilesInUse).toEqual(['qwen-code', 'claude-code', 'openinference', 'genai']);
-    // Unread records are named by their producer's service and scope names only (a span: start and end).
-    expect(unread).toEqual([
-      { serviceName: 'web-app', scopeName: 'com.example.web' },
-      { serviceName: 'web-app', scopeName: 'com.example.web' },
+    // Unread records are named by their producer's service and scope names only (a span once, at its end).
+    expect(unread).toEqual([{ serviceName: 'web-app', scopeName: 'com.example.web' }]);
+    expect(routing.unreadRecords).toEqual({ spans: 1, logs: 0 });
+    expect(routing.unreadProducers()).toEqual([
+      { serviceName: 'web-app', scopeName: 'com.example.web', scopeNames: ['com.example.web'], records: 1, spans: 1 },
     ]);
   });
 

@@ -481,7 +481,10 @@ export class FailureEngine {
     for (const [, oldest] of admission.trimmed) this._evict(oldest, 'capacity');
     if (admission.status === 'finished' || admission.status === 'evicted') this._lateRecords += 1;
     // A new prompt counts from its first record, calls or not (a model request, an interaction span).
-    if (admission.status === 'created') this._reweigh(admission.entry);
+    if (admission.status === 'created') {
+      this._reweigh(admission.entry);
+      if (this._listeners.length !== 0) notifyAll(this._listeners, (l) => l.onPromptOpened?.(promptId), this._settings.reportError);
+    }
     return admission.entry;
   }
 

@@ -45,6 +45,11 @@ export type EvictionReason = 'capacity' | 'idle';
 export interface FailureEngineListener {
   onDecision?(decision: BatchDecision): void;
   onEviction?(promptId: string, reason: EvictionReason): void;
+  /**
+   * The engine began holding a prompt (its first record, from a profile's call): the `auto` router
+   * notes which profile it was handling, to tell each decision's agent.
+   */
+  onPromptOpened?(promptId: string): void;
   /** The prompt's state was dropped (it ended or was evicted); `traceId` is the trace it was seen on. */
   onPromptForgotten?(promptId: string, traceId: string | undefined): void;
   /**

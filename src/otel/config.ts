@@ -47,7 +47,9 @@ export interface RepeatedToolFailureGuardOptions {
   readonly batchSpan?: BatchSpanProfileOptions;
   /**
    * Prefix of emitted event and metric names. @defaultValue the profile's own prefix (`'qwen-code'`
-   * for `qwen-code` and `batch-span`: the in-tree names; `auto` and a factory profile: `'qwen-code'`)
+   * for `qwen-code` and `batch-span`: the in-tree names; a factory profile: `'qwen-code'`); under
+   * `auto`, each prompt's telemetry carries the prefix of the profile that reads it (`claude-code`,
+   * `gemini-cli`, `agent` for the GenAI conventions…), and what belongs to no agent `'qwen-code'`
    */
   readonly namespace?: string;
   /** MeterProvider for the guard's counters. @defaultValue the global MeterProvider */
@@ -117,6 +119,8 @@ export interface ResolvedGuardOptions {
   readonly producers: ProducerRecognizer | undefined;
   readonly batchSpan: BatchSpanProfileOptions;
   readonly namespace: string;
+  /** Whether `namespace` was given (under `auto`, a given namespace holds for every agent's telemetry). */
+  readonly namespaceGiven: boolean;
   readonly meterProvider: MeterProvider | undefined;
   readonly loggerProvider: GuardLoggerProvider | undefined;
   readonly offMessageTypes: readonly string[];
@@ -320,6 +324,7 @@ export function validateOptions(
     producers,
     batchSpan,
     namespace,
+    namespaceGiven: typeof rawNamespace === 'string' && NAMESPACE_SHAPE.test(rawNamespace.trim()),
     meterProvider,
     loggerProvider,
     offMessageTypes,

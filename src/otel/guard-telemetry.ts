@@ -14,6 +14,7 @@ import type {
 import type { RepetitionDecisionRecord, RepetitionListener } from '../engine/repetition-engine.js';
 import {
   GUARD_CLOCK_ANOMALY_METRIC_SUFFIX,
+  GUARD_UNREAD_METRIC_SUFFIX,
   GUARD_UNJUDGED_METRIC_SUFFIX,
   ATTR_EVENT_NAME,
   ATTR_EVENT_TIMESTAMP,
@@ -60,6 +61,31 @@ export interface GuardTelemetryOptions {
    * these or `other`. @defaultValue none (keys from the engine are trusted to be classified)
    */
   readonly executionErrorTypes?: ReadonlySet<string>;
+  /**
+   * Under `auto`: the agent whose profile reads a prompt, whose namespace and error-type
+   * vocabulary that prompt's decisions, evictions and unjudged batches are emitted with (a Claude
+   * Code prompt counts under `claude-code.*`, with Claude Code's failure classes). `undefined`
+   * (or a prompt no profile reads): `namespace` and `executionErrorTypes`. Must not throw.
+   */
+  readonly agentOf?: (promptId: string) => TelemetryAgent | undefined;
+}
+
+/** The names one agent's decisions are emitted with. */
+export interface TelemetryAgent {
+  /** Name prefix of the events and metrics (the profile's `defaultNamespace`). */
+  readonly namespace: string;
+  /** The profile's closed vocabulary of execution error types. */
+  readonly executionErrorTypes: ReadonlySet<string>;
+}
+
+/** The counters of one namespace. */
+interface Instruments {
+  readonly decisions: Counter;
+  readonly repetition: Counter;
+  readonly evictions: Counter;
+  readonly unjudged: Counter;
+  readonly clockAnomalies: Counter;
+  readonly unreadRecords: Counter;
 }
 
 /**
@@ -135,45 +161,49 @@ export function repetitionMetricAttributes(r: RepetitionDecisionRecord): Attribu
  */
 export class GuardTelemetry implements FailureEngineListener, RepetitionListener {
   private readonly _options: GuardTelemetryOptions;
-  private readonly _eventName: string;
-  private _counter: Counter | undefined;
-  private _repetitionCounter: Counter | undefined;
-  private _evictions: Counter | undefined;
-  private _unjudged: Counter | undefined;
-  private _clockAnomalies: Counter | undefined;
+  private readonly _own: TelemetryAgent;
+  /** Counters by namespace, from the current meter provider. */
+  private readonly _instruments = new Map<string, Instruments>();
   private _logger: GuardLogger | undefined;
   private _meterProvider: MeterProvider | undefined;
   private _loggerProvider: GuardLoggerProvider | undefined;
 
   constructor(options: GuardTelemetryOptions) {
     this._options = options;
-    this._eventName = `${options.namespace}.${GUARD_EVENT_SUFFIX}`;
+    this._own = { namespace: options.namespace, executionErrorTypes: options.executionErrorTypes ?? new Set() };
+  }
+
+  /** The names a prompt's telemetry goes under: its agent's under `auto`, else the guard's own. */
+  private _agent(promptId: string): { agent: TelemetryAgent; vocabulary: ReadonlySet<string> | undefined } {
+    const agent = this._options.agentOf?.(promptId);
+    return agent === undefined ? { agent: this._own, vocabulary: this._options.executionErrorTypes } : { agent, vocabulary: agent.executionErrorTypes };
   }
 
   onDecision(d: BatchDecision): void {
     if (d.outcome.decision === 'none') return;
-    this._ensureInstruments();
+    const { agent, vocabulary } = this._agent(d.promptId);
+    const eventName = `${agent.namespace}.${GUARD_EVENT_SUFFIX}`;
     const metricAttributes = decisionMetricAttributes(d);
-    this._counter?.add(1, metricAttributes);
+    this._counters(agent.namespace)?.decisions.add(1, metricAttributes);
     this._logger?.emit({
-      eventName: this._eventName,
+      eventName,
       timestamp: d.decidedAtMillis,
       severityNumber: SEVERITY_NUMBER_INFO,
       severityText: 'INFO',
       body: `Repeated tool failure guard decision: ${d.outcome.decision}.`,
-      attributes: decisionLogAttributes(d, this._eventName, metricAttributes, this._options.executionErrorTypes),
+      attributes: decisionLogAttributes(d, eventName, metricAttributes, vocabulary),
     });
     if (d.outcome.decision === 'stopped') {
       // The design keeps the guard's stop out of QwenLogger/RUM: the marker lets a collector route it.
-      this._emitLoop(LOOP_TYPE_REPEATED_TOOL_EXECUTION_FAILURE, d.promptId, d.sessionId, d.decidedAtMillis, true);
+      this._emitLoop(LOOP_TYPE_REPEATED_TOOL_EXECUTION_FAILURE, agent.namespace, d.promptId, d.sessionId, d.decidedAtMillis, true);
     }
   }
 
   onRepetitionDecision(r: RepetitionDecisionRecord): void {
-    this._ensureInstruments();
+    const { agent } = this._agent(r.promptId);
     const attrs = repetitionMetricAttributes(r);
-    this._repetitionCounter?.add(1, attrs);
-    const eventName = `${this._options.namespace}.${REPETITION_EVENT_SUFFIX}`;
+    this._counters(agent.namespace)?.repetition.add(1, attrs);
+    const eventName = `${agent.namespace}.${REPETITION_EVENT_SUFFIX}`;
     this._logger?.emit({
       eventName,
       timestamp: r.decidedAtMillis,
@@ -188,19 +218,19 @@ export class GuardTelemetry implements FailureEngineListener, RepetitionListener
       },
     });
     if (r.outcome.decision === 'aborted') {
-      this._emitLoop(LOOP_TYPE_CONSECUTIVE_IDENTICAL_TOOL_CALLS, r.promptId, r.sessionId, r.decidedAtMillis, false);
+      this._emitLoop(LOOP_TYPE_CONSECUTIVE_IDENTICAL_TOOL_CALLS, agent.namespace, r.promptId, r.sessionId, r.decidedAtMillis, false);
     }
   }
 
   /** One `loop_detected` event (wire reference §2.3), optionally marked to stay out of RUM. */
-  private _emitLoop(loopType: string, promptId: string, sessionId: string | undefined, timeMillis: number, rumExclude: boolean): void {
+  private _emitLoop(loopType: string, namespace: string, promptId: string, sessionId: string | undefined, timeMillis: number, rumExclude: boolean): void {
     const attrs: Attributes = {
       [ATTR_EVENT_NAME]: EVENT_LOOP_DETECTED,
       [ATTR_EVENT_TIMESTAMP]: new Date(timeMillis).toISOString(),
       [ATTR_LOOP_TYPE]: loopType,
       [ATTR_PROMPT_ID]: outputId(promptId),
     };
-    if (rumExclude) attrs[`${this._options.namespace}.${RUM_EXCLUDE_SUFFIX}`] = true;
+    if (rumExclude) attrs[`${namespace}.${RUM_EXCLUDE_SUFFIX}`] = true;
     if (sessionId !== undefined) attrs[ATTR_SESSION_ID] = outputId(sessionId);
     this._logger?.emit({
       eventName: EVENT_LOOP_DETECTED,
@@ -212,56 +242,78 @@ export class GuardTelemetry implements FailureEngineListener, RepetitionListener
     });
   }
 
-  onEviction(_promptId: string, reason: EvictionReason): void {
-    this._ensureInstruments();
-    this._evictions?.add(1, { reason });
+  onEviction(promptId: string, reason: EvictionReason): void {
+    this._counters(this._agent(promptId).agent.namespace)?.evictions.add(1, { reason });
   }
 
-  onUnjudgedBatch(_promptId: string, reason: UnjudgedReason): void {
-    this._ensureInstruments();
-    this._unjudged?.add(1, { reason });
+  onUnjudgedBatch(promptId: string, reason: UnjudgedReason): void {
+    this._counters(this._agent(promptId).agent.namespace)?.unjudged.add(1, { reason });
   }
 
   /** Count spans that ended before they started (seen out of process; the SDK clamps them in process). */
   recordClockAnomalies(count: number): void {
     if (count <= 0) return;
-    this._ensureInstruments();
-    this._clockAnomalies?.add(count);
+    this._counters(this._own.namespace)?.clockAnomalies.add(count);
   }
 
-  /** Instruments follow the global providers until a provider is passed in options (NodeSDK sets globals late). */
-  private _ensureInstruments(): void {
+  /**
+   * Count received records no profile reads (`serve`), by `signal` (`traces` or `logs`: a closed
+   * vocabulary). Their producers' names go to stderr, never to telemetry.
+   */
+  recordUnreadRecords(count: number, signal: 'traces' | 'logs'): void {
+    if (count <= 0) return;
+    this._counters(this._own.namespace)?.unreadRecords.add(count, { signal });
+  }
+
+  /**
+   * The counters of a namespace. Instruments follow the global providers until a provider is
+   * passed in options (NodeSDK sets globals late); the logger too.
+   */
+  private _counters(namespace: string): Instruments | undefined {
     const mp = this._options.meterProvider ?? metrics.getMeterProvider();
     if (mp !== this._meterProvider) {
       this._meterProvider = mp;
-      const meter = mp.getMeter(INSTRUMENTATION_SCOPE_NAME, VERSION);
-      this._counter = meter.createCounter(`${this._options.namespace}.${GUARD_METRIC_SUFFIX}`, {
-        description: 'Repeated tool failure guard decisions, one per reducer transition.',
-        unit: '{transition}',
-      });
-      this._repetitionCounter = meter.createCounter(`${this._options.namespace}.${REPETITION_METRIC_SUFFIX}`, {
-        description: 'Identical tool-call repetition guard decisions: warn, abort, and the end of a warned run.',
-        unit: '{transition}',
-      });
-      this._evictions = meter.createCounter(`${this._options.namespace}.${GUARD_EVICTION_METRIC_SUFFIX}`, {
-        description:
-          'Prompts whose guard state was dropped before they finished (capacity or idle expiry); an evicted prompt never enforces.',
-        unit: '{prompt}',
-      });
-      this._unjudged = meter.createCounter(`${this._options.namespace}.${GUARD_UNJUDGED_METRIC_SUFFIX}`, {
-        description:
-          'Batches not judged on their outcomes, by reason: a final batch that ended the turn first, or a batch with no terminal record of any call (a missing logs signal).',
-        unit: '{batch}',
-      });
-      this._clockAnomalies = meter.createCounter(`${this._options.namespace}.${GUARD_CLOCK_ANOMALY_METRIC_SUFFIX}`, {
-        description: 'Received spans that end before they start (a clock step); judged by their terminal records.',
-        unit: '{span}',
-      });
+      this._instruments.clear();
     }
     const lp = this._options.loggerProvider ?? globalLoggerProvider();
     if (lp !== this._loggerProvider) {
       this._loggerProvider = lp;
       this._logger = lp?.getLogger(INSTRUMENTATION_SCOPE_NAME, VERSION);
     }
+    let instruments = this._instruments.get(namespace);
+    if (instruments === undefined) {
+      const meter = mp.getMeter(INSTRUMENTATION_SCOPE_NAME, VERSION);
+      instruments = {
+        decisions: meter.createCounter(`${namespace}.${GUARD_METRIC_SUFFIX}`, {
+          description: 'Repeated tool failure guard decisions, one per reducer transition.',
+          unit: '{transition}',
+        }),
+        repetition: meter.createCounter(`${namespace}.${REPETITION_METRIC_SUFFIX}`, {
+          description: 'Identical tool-call repetition guard decisions: warn, abort, and the end of a warned run.',
+          unit: '{transition}',
+        }),
+        evictions: meter.createCounter(`${namespace}.${GUARD_EVICTION_METRIC_SUFFIX}`, {
+          description:
+            'Prompts whose guard state was dropped before they finished (capacity or idle expiry); an evicted prompt never enforces.',
+          unit: '{prompt}',
+        }),
+        unjudged: meter.createCounter(`${namespace}.${GUARD_UNJUDGED_METRIC_SUFFIX}`, {
+          description:
+            'Batches not judged on their outcomes, by reason: a final batch that ended the turn first, or a batch with no terminal record of any call (a missing logs signal).',
+          unit: '{batch}',
+        }),
+        clockAnomalies: meter.createCounter(`${namespace}.${GUARD_CLOCK_ANOMALY_METRIC_SUFFIX}`, {
+          description: 'Received spans that end before they start (a clock step); judged by their terminal records.',
+          unit: '{span}',
+        }),
+        unreadRecords: meter.createCounter(`${namespace}.${GUARD_UNREAD_METRIC_SUFFIX}`, {
+          description: 'Received spans and log records no profile reads (their producer is no supported agent), by signal; they are not judged.',
+          unit: '{record}',
+        }),
+      };
+      // Bounded: the guard's own namespace and one per built-in profile.
+      this._instruments.set(namespace, instruments);
+    }
+    return instruments;
   }
 }

@@ -7,8 +7,11 @@ import { GuardControl } from './guard-control.js';
 import { FailureEngine } from '../engine/failure-engine.js';
 import type { FailureEngineListener } from '../engine/failure-types.js';
 import { GuardTelemetry } from './guard-telemetry.js';
+import type { TelemetryAgent } from './guard-telemetry.js';
 import { ALL_EXECUTION_ERROR_TYPES, WIRE_PROFILES } from '../profiles/registry.js';
-import { RoutingProfile } from '../profiles/router/routing-profile.js';
+import type { WireProfileDefinition } from '../profiles/registry.js';
+import { describeUnreadProducers, RoutingProfile, supportedAgents } from '../profiles/router/routing-profile.js';
+import type { UnreadProducerCount } from '../profiles/router/routing-profile.js';
 import { RepetitionEngine } from '../engine/repetition-engine.js';
 import type { RepetitionListener } from '../engine/repetition-engine.js';
 import { RepeatedToolFailureGuardLogRecordProcessor } from './repeated-tool-failure-guard-log-record-processor.js';
@@ -17,6 +20,9 @@ import { INSTRUMENTATION_SCOPE_NAME } from '../profiles/wire-profile.js';
 import type { GuardMode } from '../core/failure/types.js';
 import type { TelemetrySink } from './telemetry-sink.js';
 import type { LogRecordView, SpanView, WireProfile } from '../profiles/wire-profile.js';
+
+/** Unread records after which the in-process guard says, once, that telemetry goes unread. */
+const UNREAD_DIAGNOSTIC_AFTER = 64;
 
 /**
  * One guard: a span processor, a log-record processor and a control hook sharing one engine.
@@ -49,6 +55,8 @@ export class RepeatedToolFailureGuard implements TelemetrySink {
   private readonly _shutdownOnce: BindOnceFuture<void>;
   private readonly _timer: ReturnType<typeof setInterval> | undefined;
   private readonly _active: boolean;
+  private _unreadRecords = 0;
+  private _unreadWarned = false;
 
   /**
    * @param options - see {@link RepeatedToolFailureGuardOptions}. Nothing throws: every invalid
@@ -94,6 +102,8 @@ export class RepeatedToolFailureGuard implements TelemetrySink {
       meterProvider: o.meterProvider,
       loggerProvider: o.loggerProvider,
       executionErrorTypes: vocabulary,
+      // Under `auto` each prompt's telemetry carries its own agent's names, unless a namespace was given.
+      ...(o.profile === 'auto' && !o.namespaceGiven ? { agentOf: (promptId: string) => agentTelemetry(this.profileOfPrompt(promptId)) } : {}),
     });
     this.telemetry = telemetry;
     this.engine.addListener(telemetry);
@@ -129,7 +139,12 @@ export class RepeatedToolFailureGuard implements TelemetrySink {
         typeof o.profile === 'function'
           ? o.profile(this.engine, this.repetition)
           : o.profile === 'auto'
-            ? new RoutingProfile(this.engine, this.repetition, { batchSpan: o.batchSpan, recognizer: o.producers })
+            ? new RoutingProfile(this.engine, this.repetition, {
+                batchSpan: o.batchSpan,
+                recognizer: o.producers,
+                // A shared recognizer's owner (serve, replay) names unread telemetry itself.
+                ...(o.producers === undefined ? { onUnread: () => this._onUnread() } : {}),
+              })
             : WIRE_PROFILES[o.profile].create(this.engine, this.repetition, { batchSpan: o.batchSpan });
       const valid =
         typeof profile === 'object' &&
@@ -143,6 +158,45 @@ export class RepeatedToolFailureGuard implements TelemetrySink {
     }
     diagnostics.push('profile could not be created; using qwen-code');
     return WIRE_PROFILES['qwen-code'].create(this.engine, this.repetition);
+  }
+
+  /**
+   * The profile that reads a prompt the engine holds: under `auto`, the profile of the prompt's
+   * producer (`undefined` when the prompt is not held); otherwise the one profile's name.
+   */
+  profileOfPrompt(promptId: string): string | undefined {
+    return this._profile instanceof RoutingProfile ? this._profile.profileOfPrompt(promptId) : this._profile.name;
+  }
+
+  /**
+   * Under `auto`: producers whose records no profile read and that none recognises now, named by
+   * `service.name` and scope names (never values), with their record counts. Empty otherwise.
+   */
+  unreadProducers(): UnreadProducerCount[] {
+    return this._profile instanceof RoutingProfile ? this._profile.unreadProducers() : [];
+  }
+
+  /** Under `auto`: every record no profile read so far, by signal (zeros otherwise). */
+  unreadRecords(): { readonly spans: number; readonly logs: number } {
+    return this._profile instanceof RoutingProfile ? this._profile.unreadRecords : { spans: 0, logs: 0 };
+  }
+
+  /**
+   * One diagnostic for telemetry no profile reads, once a producer stays unrecognised for
+   * {@link UNREAD_DIAGNOSTIC_AFTER} records (its first records may precede the ones that name it),
+   * or at shutdown. Only in process: with a shared recognizer (`producers`), its owner says it.
+   */
+  private _onUnread(): void {
+    if (this._unreadWarned || ++this._unreadRecords < UNREAD_DIAGNOSTIC_AFTER) return;
+    this._warnUnread();
+  }
+
+  private _warnUnread(): void {
+    if (this.options.producers !== undefined) return;
+    const unread = this.unreadProducers();
+    if (this._unreadWarned || unread.length === 0) return;
+    this._unreadWarned = true;
+    reportGuardDiagnostics([`telemetry no profile reads (not judged): ${describeUnreadProducers(unread).join('; ')}. Supported agents: ${supportedAgents()}.`]);
   }
 
   /** The process-wide mode in force. */
@@ -224,6 +278,7 @@ export class RepeatedToolFailureGuard implements TelemetrySink {
   }
 
   private _shutdown(): Promise<void> {
+    this._warnUnread();
     flushGuardDiagnostics();
     if (this._timer !== undefined) clearInterval(this._timer);
     this.finishAll();
@@ -238,4 +293,17 @@ export class RepeatedToolFailureGuard implements TelemetrySink {
  */
 export function createRepeatedToolFailureGuard(options?: RepeatedToolFailureGuardOptions): RepeatedToolFailureGuard {
   return new RepeatedToolFailureGuard(options);
+}
+
+/** Each built-in profile's telemetry names (its namespace and error-type vocabulary). */
+const AGENT_TELEMETRY: ReadonlyMap<string, TelemetryAgent> = new Map(
+  Object.entries(WIRE_PROFILES).map(([name, d]: [string, WireProfileDefinition]) => [
+    name,
+    { namespace: d.defaultNamespace, executionErrorTypes: new Set(d.executionErrorTypes) },
+  ]),
+);
+
+/** The telemetry names of a built-in profile (`undefined`: none, or not a built-in). */
+function agentTelemetry(profile: string | undefined): TelemetryAgent | undefined {
+  return profile === undefined ? undefined : AGENT_TELEMETRY.get(profile);
 }

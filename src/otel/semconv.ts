@@ -35,6 +35,12 @@ export const GUARD_METRIC_SUFFIX = 'repeated_tool_failure_guard.count';
 export const GUARD_EVICTION_METRIC_SUFFIX = 'repeated_tool_failure_guard.evicted_prompts';
 /** Metric name suffix of the unjudged-batch counter (attribute `reason`): `<ns>.repeated_tool_failure_guard.unjudged_batches`. */
 export const GUARD_UNJUDGED_METRIC_SUFFIX = 'repeated_tool_failure_guard.unjudged_batches';
+/**
+ * Metric name suffix of the counter of received records no profile reads (their producer is no
+ * supported agent): `<ns>.repeated_tool_failure_guard.unread_records`, attribute `signal`
+ * (`traces` or `logs`). Producer names are not a closed vocabulary: `serve` names them on stderr.
+ */
+export const GUARD_UNREAD_METRIC_SUFFIX = 'repeated_tool_failure_guard.unread_records';
 /** Metric name suffix of the counter of received spans that end before they start: `<ns>.repeated_tool_failure_guard.clock_anomalies`. */
 export const GUARD_CLOCK_ANOMALY_METRIC_SUFFIX = 'repeated_tool_failure_guard.clock_anomalies';
 /** Event name suffix of the repetition breaker's diagnostic log: `<ns>.tool_call_repetition_guard`. */

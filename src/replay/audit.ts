@@ -194,16 +194,16 @@ function attributeProblem(
   key: string,
   value: unknown,
   ids: InputIdentifiers,
-  namespace: string,
+  namespaces: readonly string[],
 ): string | undefined {
   const allowed = kind === 'metric' ? ALLOWED_GUARD_METRIC_KEYS : ALLOWED_GUARD_LOG_KEYS;
-  if (key === `${namespace}.rum.exclude`) return kind === 'log' && value === true ? undefined : 'unexpected marker';
+  if (namespaces.some((ns) => key === `${ns}.rum.exclude`)) return kind === 'log' && value === true ? undefined : 'unexpected marker';
   if (!allowed.has(key)) return `unexpected attribute ${key}`;
   const values = ENUMERATED[key];
   if (values !== undefined) return typeof value === 'string' && values.has(value) ? undefined : `unexpected value of ${key}`;
   switch (key) {
     case 'event.name':
-      return value === `${namespace}.repeated_tool_failure_guard` || value === `${namespace}.tool_call_repetition_guard` || value === 'loop_detected'
+      return value === 'loop_detected' || namespaces.some((ns) => value === `${ns}.repeated_tool_failure_guard` || value === `${ns}.tool_call_repetition_guard`)
         ? undefined
         : 'unexpected event name';
     case 'event.timestamp':
@@ -232,7 +232,8 @@ function attributeProblem(
  * @param decisions - every reduced batch
  * @param emitted - the guard's own emitted logs and metric points
  * @param ids - the prompt and session ids of the input ({@link inputIdentifiers})
- * @param namespace - namespace of emitted names
+ * @param namespace - namespace of emitted names, or several (under `auto`, each agent's telemetry
+ *   carries its own profile's)
  * @param notCheckable - invariants the input cannot show a violation of (id → reason;
  *   `ReplayResult.notCheckable`); default none
  */
@@ -240,7 +241,7 @@ export function auditInvariants(
   decisions: readonly BatchDecision[],
   emitted: readonly EmittedGuardRecord[],
   ids: InputIdentifiers,
-  namespace = 'qwen-code',
+  namespace: string | readonly string[] = 'qwen-code',
   notCheckable: Readonly<Record<string, string>> = {},
 ): InvariantResult[] {
   const counted: string[] = [];
@@ -268,9 +269,10 @@ export function auditInvariants(
     if (o.phaseAfter === 'latched') latched.add(d.promptId);
   }
   const leaks: string[] = [];
+  const namespaces = typeof namespace === 'string' ? [namespace] : namespace;
   for (const r of emitted) {
     for (const [k, v] of Object.entries(r.attributes)) {
-      const problem = attributeProblem(r.kind, k, v, ids, namespace);
+      const problem = attributeProblem(r.kind, k, v, ids, namespaces);
       if (problem !== undefined) leaks.push(`${r.kind} ${r.name}: ${problem}`);
     }
     if (r.kind === 'log' && (typeof r.body !== 'string' || !BODY.test(r.body))) leaks.push(`log ${r.name}: a body that is not a fixed template`);

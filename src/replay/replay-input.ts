@@ -17,13 +17,15 @@ import type { BatchSpanProfileOptions } from '../profiles/batch-span/batch-span-
 import { TelemetrySampleBuilder } from '../profiles/detect.js';
 import type { TelemetrySample } from '../profiles/detect.js';
 import { resourceKey } from '../profiles/router/producer-recognizer.js';
+import { MAX_SCOPES_NAMED } from '../profiles/router/routing-profile.js';
+import type { UnreadProducerCount } from '../profiles/router/routing-profile.js';
 import { inTreeGuardEvents } from '../profiles/qwen-code/in-tree.js';
 import type { InTreeGuardEvent } from '../profiles/qwen-code/in-tree.js';
 import { detectWireProfiles, WIRE_PROFILE_PRECEDENCE, WIRE_PROFILES } from '../profiles/registry.js';
 import type { WireProfileDefinition, WireProfileName } from '../profiles/registry.js';
 import { emptyReportInputs, mergeReportInputs } from '../profiles/report-inputs.js';
 import type { ReportInputs, ReportInputsCollector, ReportInputsOptions } from '../profiles/report-inputs.js';
-import { hrTimeToMillis } from '../profiles/wire-profile.js';
+import { hrTimeToMillis, INSTRUMENTATION_SCOPE_NAME } from '../profiles/wire-profile.js';
 import type { ResourceView } from '../profiles/wire-profile.js';
 
 /** Options of {@link parseReplayInput}. */
@@ -62,16 +64,6 @@ export interface TelemetrySource {
   readonly file: string;
 }
 
-/** A producer of the input whose records no profile read: its names (never values) and how many records. */
-export interface UnreadProducerInput {
-  /** Its Resource's `service.name` values (none or one). */
-  readonly serviceNames: readonly string[];
-  /** The instrumentation scope names of its records. */
-  readonly scopeNames: readonly string[];
-  /** Spans and log records it sent. */
-  readonly records: number;
-}
-
 /** What the replay takes from the whole input, gathered from every record before projection. */
 export interface WholeInputFacts {
   /** The profile the records were projected for (what `replayRecords` must replay them with). */
@@ -84,12 +76,16 @@ export interface WholeInputFacts {
   /** Whether the projection was asked for `auto` (each producer's profile) or for one profile. */
   readonly auto: boolean;
   /**
-   * With `auto` and several profiles in use: each producer's profile, by `resourceKey` of its
-   * Resource (records of producers absent here were not kept). `undefined`: `profile` reads every record.
+   * With `auto`, unless one profile recognised every producer: each producer's profile, by
+   * `resourceKey` of its Resource (records of producers absent here were not kept).
+   * `undefined`: `profile` reads every record.
    */
   readonly producerProfiles: ReadonlyMap<string, WireProfileName> | undefined;
-  /** Producers no profile read (with `auto` and several profiles in use): their names and record counts. */
-  readonly unread: readonly UnreadProducerInput[];
+  /**
+   * With `auto`: producers no profile recognises (their records were not kept), named by
+   * `service.name` and scope names, never values, with their record counts.
+   */
+  readonly unread: readonly UnreadProducerCount[];
   /** The `batch-span` options the projection used. */
   readonly batchSpan: BatchSpanProfileOptions | undefined;
   /** The built-in profiles the whole input looks like, most specific first (may be empty). */
@@ -232,6 +228,12 @@ class ProjectingReader implements TelemetryRecordSink {
     // Candidates for the in-tree guard's events (`inTreeGuardEvents` of them all decides at the end).
     const name = l.attributes['event.name'] ?? l.eventName;
     if (typeof name === 'string' && this._isInTreeEventName(name)) this._inTreeLogs.push(l);
+    // The guard's own records (a hook's exported telemetry in the same capture) are no producer's:
+    // the guard never reads them.
+    if (this._assignment.kind === 'auto' && l.instrumentationScope.name === INSTRUMENTATION_SCOPE_NAME) {
+      this._ticks.push(hrTimeToMillis(l.hrTime));
+      return;
+    }
     const p = this._producer(l.resource);
     p.sample.addLog(l);
     if (p.filter === undefined) {
@@ -265,19 +267,23 @@ class ProjectingReader implements TelemetryRecordSink {
         if (p.profile !== undefined && p.profile !== producers.get(key)) return producers;
       }
     }
-    // Producers no profile recognises: with one profile in use (or none: qwen-code, as before) it
-    // reads them too; with several, none does.
-    const shared: WireProfileName | undefined = a.kind === 'one' ? a.profile : profiles.length <= 1 ? (profiles[0] ?? 'qwen-code') : undefined;
-    const unread: UnreadProducerInput[] = [];
+    // Producers no profile recognises: read by none (named in `unread`), unless one profile was asked for.
+    const unread: UnreadProducerCount[] = [];
     for (const [key, p] of this._producers) {
       if (p.filter !== undefined) continue;
-      const profile = producers.get(key) ?? shared;
+      const profile = a.kind === 'one' ? a.profile : producers.get(key);
       if (profile !== undefined) this._decide(p, profile);
       else {
         for (const s of p.pendingSpans) this._tickSpan(s);
         for (const l of p.pendingLogs) this._ticks.push(hrTimeToMillis(l.hrTime));
         const sample = p.sample.sample();
-        unread.push({ serviceNames: [...sample.serviceNames], scopeNames: [...sample.scopeNames], records: p.pendingSpans.length + p.pendingLogs.length });
+        unread.push({
+          serviceName: sample.serviceNames.values().next().value,
+          scopeName: undefined,
+          scopeNames: [...sample.scopeNames].slice(0, MAX_SCOPES_NAMED),
+          records: p.pendingSpans.length + p.pendingLogs.length,
+          spans: p.pendingSpans.length,
+        });
         p.pendingSpans = [];
         p.pendingLogs = [];
       }
@@ -299,7 +305,7 @@ class ProjectingReader implements TelemetryRecordSink {
         profile,
         auto: a.kind === 'auto',
         profiles: a.kind === 'one' ? [a.profile] : profiles,
-        producerProfiles: a.kind === 'one' || profiles.length <= 1 ? undefined : producers,
+        producerProfiles: a.kind === 'one' || (profiles.length === 1 && unread.length === 0) ? undefined : producers,
         unread,
         batchSpan: this._options.batchSpan,
         detectedProfiles,

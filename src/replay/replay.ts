@@ -14,8 +14,11 @@ import { ProducerRecognizer, resourceKey } from '../profiles/router/producer-rec
 import type { BatchDecision, UnjudgedReason } from '../engine/failure-types.js';
 import type { RepetitionDecisionRecord } from '../engine/repetition-engine.js';
 import { RepeatedToolFailureGuard } from '../otel/repeated-tool-failure-guard.js';
+import { AgentTallies } from './agent-tallies.js';
+import type { AgentTally } from './agent-tallies.js';
 import type { BatchSpanProfileOptions } from '../profiles/batch-span/batch-span-profile.js';
-import { hrTimeToMillis, notCheckableFor } from '../profiles/wire-profile.js';
+import { hrTimeToMillis, INSTRUMENTATION_SCOPE_NAME, notCheckableFor } from '../profiles/wire-profile.js';
+import type { UnreadProducerCount } from '../profiles/router/routing-profile.js';
 import type { ResourceView } from '../profiles/wire-profile.js';
 import type { GuardMode } from '../core/failure/types.js';
 import type { RecordBatch, RecordedLog, RecordedSpan } from '../otlp/records.js';
@@ -60,6 +63,8 @@ export interface EmittedGuardRecord {
   readonly body: unknown;
 }
 
+export type { AgentTally } from './agent-tallies.js';
+
 /** Result of a replay. */
 export interface ReplayResult {
   /** Every reduced batch in decision order, including decision `none`. */
@@ -91,8 +96,21 @@ export interface ReplayResult {
   readonly profiles: readonly WireProfileName[];
   /** The built-in profiles the records look like, most specific first (may be empty). */
   readonly detectedProfiles: readonly WireProfileName[];
+  /** Prompts and batches judged by each profile that judged any, in precedence order. */
+  readonly agents: readonly AgentTally[];
+  /**
+   * With `auto`: producers no profile recognised, named by `service.name` and scope names (never
+   * values), with their record counts; their records were not judged.
+   */
+  readonly unread: readonly UnreadProducerCount[];
   /** Namespace of the guard's emitted names (the profile's own unless configured). */
   readonly namespace: string;
+  /**
+   * Every namespace the guard's telemetry may carry: `namespace` and, under `auto` with none
+   * configured, the namespace of each profile in `profiles` (each agent's telemetry under its own).
+   * Absent: `namespace` alone.
+   */
+  readonly namespaces?: readonly string[];
   /**
    * Spans that end before they start (a clock step between the two reads, opentelemetry-js#3330).
    * They are replayed as ending when they start; the terminal record decides the call's outcome.
@@ -163,9 +181,11 @@ function autoRouting(records: RecordBatch, whole: WholeInputFacts | undefined): 
     return b;
   };
   for (const s of records.spans) sampleOf(s.resource).addSpan(s);
-  for (const l of records.logs) sampleOf(l.resource).addLog(l);
+  // The guard's own records are no producer's (the guard never reads them).
+  for (const l of records.logs) if (l.instrumentationScope.name !== INSTRUMENTATION_SCOPE_NAME) sampleOf(l.resource).addLog(l);
   const { producers, profiles } = producerProfiles(new Map([...samples].map(([k, b]) => [k, b.sample()])));
-  return { profiles, producerProfiles: profiles.length > 1 ? producers : undefined };
+  const allRecognised = producers.size === samples.size;
+  return { profiles, producerProfiles: profiles.length === 1 && allRecognised ? undefined : producers };
 }
 
 /**
@@ -208,7 +228,12 @@ export async function replayRecords(records: RecordBatch | ProjectedRecordBatch,
     mode: options.mode ?? 'shadow',
     ...(producers === undefined
       ? { profile }
-      : { profile: 'auto', producers: new ProducerRecognizer({ producerProfile: (r: ResourceView | undefined) => producers.get(resourceKey(r)) }) }),
+      : {
+          profile: 'auto',
+          producers: new ProducerRecognizer({ producerProfile: (r: ResourceView | undefined) => producers.get(resourceKey(r)) }),
+          // One agent beside producers none reads: its own names.
+          ...(profiles.length === 1 ? { namespace: WIRE_PROFILES[profile].defaultNamespace } : {}),
+        }),
     batchSpan,
     clock: () => now,
     controlHookRequired: false,
@@ -220,8 +245,12 @@ export async function replayRecords(records: RecordBatch | ProjectedRecordBatch,
   const repetition: RepetitionDecisionRecord[] = [];
   const unjudgedBatches: UnjudgedBatch[] = [];
   const evictions: { promptId: string; reason: string }[] = [];
+  const agents = new AgentTallies();
   guard.addListener({
-    onDecision: (d) => decisions.push(d),
+    onDecision: (d) => {
+      decisions.push(d);
+      agents.add(guard.profileOfPrompt(d.promptId) ?? profile, d);
+    },
     onRepetitionDecision: (r) => repetition.push(r),
     onUnjudgedBatch: (promptId, reason, batch) => unjudgedBatches.push({ promptId, batch, reason }),
     onEviction: (promptId, reason) => evictions.push({ promptId, reason }),
@@ -267,6 +296,7 @@ export async function replayRecords(records: RecordBatch | ProjectedRecordBatch,
   while (ti < ticks.length) tick();
   guard.finishAll();
   const lateRecords = guard.engine.lateRecords;
+  const unreadNow = guard.unreadProducers();
   await guard.shutdown();
   await reader.forceFlush();
   const emitted: EmittedGuardRecord[] = logExporter.getFinishedLogRecords().map((r) => ({
@@ -298,6 +328,14 @@ export async function replayRecords(records: RecordBatch | ProjectedRecordBatch,
     profiles,
     detectedProfiles,
     namespace: guard.options.namespace,
+    namespaces: [
+      ...new Set([
+        guard.options.namespace,
+        ...(guard.options.profile === 'auto' && !guard.options.namespaceGiven ? profiles.map((p) => (WIRE_PROFILES[p] as WireProfileDefinition).defaultNamespace) : []),
+      ]),
+    ],
+    agents: agents.list(),
+    unread: whole === undefined ? unreadNow : whole.unread,
     clockAnomalies: whole === undefined ? clockAnomalies : whole.clockAnomalies,
     // Several profiles in use: what any of them cannot check or see.
     notCheckable: Object.assign({}, ...profiles.map((p) => notCheckableFor((WIRE_PROFILES[p] as WireProfileDefinition).notCheckable, records.spans))) as Record<string, string>,

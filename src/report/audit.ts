@@ -62,6 +62,8 @@ const FIELDS: Readonly<Record<string, Check>> = {
   toolType: oneOf('native', 'mcp', 'unknown'),
   group: (v) => LABEL.test(v),
   serviceVersion: (v) => LABEL.test(v),
+  serviceName: (v) => LABEL.test(v),
+  scopeNames: (v) => LABEL.test(v),
   id: (v) => ROW_ID.test(v) || v in FAILURE_VARIANTS || v in BREAKER_VARIANTS || IDENTIFIER.test(v),
   description: () => true, // fixed invariant descriptions from replay/audit.ts; checked below
   variant: (v) => v in FAILURE_VARIANTS || v in BREAKER_VARIANTS,

@@ -13,6 +13,7 @@ import type { ReportData } from './report-data.js';
 import { renderSavingsSection } from './html-savings.js';
 import { card, counts, duration, e, figure, groupRows, iso, n, table } from './html-kit.js';
 import { BREAKER_VARIANTS, FAILURE_VARIANTS } from './what-if.js';
+import { WIRE_PROFILES } from '../profiles/registry.js';
 
 
 const STYLE = `
@@ -70,7 +71,15 @@ export function renderReportHtml(data: ReportData, render: ChartRenderer): strin
 <p>Batches not judged, by reason: ${counts(s.unjudged)} (<code>turn_cancelled</code>, <code>cancelled_call</code>, <code>other_loop_stop</code>: the turn ended before the guard would run, as in qwen-code; <code>no_terminal_records</code>: the calls' outcome records were not in the input). Prompts evicted before they ended: ${counts(s.evictions)}. Late records: ${n(s.lateRecords)}. Spans ending before they start: ${n(s.clockAnomalies)}.</p>
 <p>Identical-call breaker: ${counts(s.repetition)}</p>
 <div class="grid2">${Object.keys(s.decisions).length === 0 ? '' : figure(render(countsBarOption('Decisions by kind', s.decisions), 520, 60 + 26 * Object.keys(s.decisions).length), 'Every judged batch by decision (none = no transition).')}${Object.keys(s.resetReasons).length === 0 ? '' : figure(render(countsBarOption('Reset reasons', s.resetReasons), 520, 60 + 26 * Object.keys(s.resetReasons).length), 'Why candidates were dropped.')}</div>
-<h3>Per profile</h3>${table(['profile', 'prompts', 'batches', 'would warn', 'would stop'], groupRows(s.byProfile).map(([profile, , ...rest]) => [profile ?? '', ...rest]))}
+<h3>Per agent (the profile that read each prompt)</h3>${table(['profile', 'prompts', 'batches', 'would warn', 'would stop'], groupRows(s.byProfile).map(([profile, , ...rest]) => [profile ?? '', ...rest]))}
+${
+  s.unread.length === 0
+    ? ''
+    : `<h3>Records no profile read, per producer</h3><p>Not judged: their producer is none of the supported agents (${e(Object.keys(WIRE_PROFILES).join(', '))}).</p>${table(
+        ['service.name', 'scopes', 'records'],
+        s.unread.map((u) => [e(u.serviceName), e(u.scopeNames.join(', ')), n(u.records)]),
+      )}`
+}
 <h3>Per deployment.environment and service.version (from the Resource)</h3>${table(['deployment.environment', 'service.version', 'prompts', 'batches', 'would warn', 'would stop'], groupRows(s.byDeployment))}
 ${s.byDeployment.some((r) => r.group === '(unset)') ? '<p class="muted">(unset): the Resource has no <code>deployment.environment</code>. The design asks for one before a per-environment conclusion can be drawn.</p>' : ''}
 <h3>Phase 1 invariants</h3>${table(

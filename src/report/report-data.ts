@@ -28,6 +28,15 @@ export interface GroupRow {
   readonly wouldStop: number;
 }
 
+/** Records of one producer no profile read: its names (label-shaped, else `(other)`), never values. */
+export interface UnreadRow {
+  /** The Resource's `service.name`, `(unset)` without one, `(other)` when not label-shaped. */
+  readonly serviceName: string;
+  /** Its instrumentation scope names (each label-shaped, else `(other)`). */
+  readonly scopeNames: readonly string[];
+  readonly records: number;
+}
+
 /** Savings of one prompt that reached the reminder. */
 export interface SavingsRow {
   readonly promptId: string;
@@ -126,8 +135,11 @@ export interface ReportData {
     /** Spans that ended before they started (a clock step), replayed at their start. */
     readonly clockAnomalies: number;
     readonly repetition: Readonly<Record<string, number>>;
+    /** Per agent: the profile that read each prompt (under `auto`, each producer's own). */
     readonly byProfile: readonly GroupRow[];
     readonly byDeployment: readonly GroupRow[];
+    /** Producers no profile read (their records were not judged). */
+    readonly unread: readonly UnreadRow[];
     readonly invariants: readonly ReportInvariant[];
   };
   readonly savings: {
@@ -163,6 +175,10 @@ export interface BuildReportOptions {
   /** Prices for requests whose telemetry states no cost (`--prices`); absent: stated costs only. */
   readonly prices?: PriceTable;
 }
+
+/** A Resource or scope name shown in the report (the audit's label shape), else `(other)`. */
+const LABEL_SHAPE = /^[A-Za-z0-9][A-Za-z0-9._+-]{0,63}$/;
+const label = (name: string | undefined): string => (name === undefined ? '(unset)' : LABEL_SHAPE.test(name) ? name : '(other)');
 
 const ADVANCING = new Set(['tracked', 'would_warn', 'warned', 'would_stop', 'stopped']);
 const IDENTIFIER = /^[a-z][a-z0-9_]{0,63}$/;
@@ -424,6 +440,7 @@ export function buildReportData(
       clockAnomalies: result.clockAnomalies,
       repetition,
       byProfile: group(byProfile),
+      unread: result.unread.map((u) => ({ serviceName: label(u.serviceName), scopeNames: u.scopeNames.map(label), records: u.records })),
       byDeployment: group(byDeployment),
       invariants: invariants.map((i) => ({
         id: i.id,

@@ -24,6 +24,10 @@ import { RepeatedToolFailureGuard } from '../otel/repeated-tool-failure-guard.js
 import type { GuardMode } from '../core/failure/types.js';
 import type { WireProfileDefinition, WireProfileName } from '../profiles/registry.js';
 import { ProducerRecognizer } from '../profiles/router/producer-recognizer.js';
+import { describeUnreadProducers, supportedAgents } from '../profiles/router/routing-profile.js';
+import type { UnreadProducerCount } from '../profiles/router/routing-profile.js';
+import { AgentTallies } from '../replay/agent-tallies.js';
+import type { AgentTally } from '../replay/agent-tallies.js';
 import type { WireProfileReads } from '../profiles/wire-profile.js';
 import { VERSION } from '../otel/version.js';
 import type { RecordBatch } from '../otlp/records.js';
@@ -156,6 +160,9 @@ export interface GuardServerOptions {
   readonly maxConnections?: number;
 }
 
+/** Records no profile reads are named on stderr at most once per this interval. */
+const UNREAD_NOTE_INTERVAL_MILLIS = 10_000;
+
 /** Default of {@link GuardServerOptions.maxKeptDecisions}. */
 const DEFAULT_MAX_KEPT_DECISIONS = 10_000;
 
@@ -191,6 +198,10 @@ export interface GuardServer {
   clockAnomalies(): number;
   /** Records refused so far for a time more than 10 min after their arrival (a producer's clock far ahead). */
   clockSkewedRecords(): number;
+  /** Prompts and batches judged so far by each profile that read a producer, in precedence order. */
+  agents(): AgentTally[];
+  /** Producers whose records no profile read and none recognises now (names only), with their record counts. */
+  unreadProducers(): UnreadProducerCount[];
   /** Exports of the guard's own telemetry to `exportEndpoint` that failed so far (`0` without one). */
   telemetryExportsLost(): number;
   /** The ingest budget (held and in-flight bytes, refusals); every receiver checks it. */
@@ -350,6 +361,8 @@ export async function startGuardServer(options: GuardServerOptions = {}): Promis
   });
   const decisions: BatchDecision[] = [];
   let decisionCount = 0;
+  const agentTallies = new AgentTallies();
+  const agents = (): AgentTally[] => agentTallies.list();
   const askedKept = options.maxKeptDecisions;
   // Infinity keeps every decision; anything else that is not a number of at least 1 is the default.
   const maxKept =
@@ -366,6 +379,7 @@ export async function startGuardServer(options: GuardServerOptions = {}): Promis
   guard.addListener({
     onDecision: (d) => {
       decisionCount += 1;
+      agentTallies.add(guard.profileOfPrompt(d.promptId), d);
       if (decisions.length >= maxKept) decisions.splice(0, Math.min(decisions.length, Math.max(trimBy, decisions.length - maxKept + 1)));
       decisions.push(d);
     },
@@ -507,8 +521,29 @@ export async function startGuardServer(options: GuardServerOptions = {}): Promis
       throw new ListenError('OTLP/gRPC', host, options.grpcPort, err);
     }
   }
+  // Records no profile reads: counted by signal at once, and named on stderr at most once per 10 s.
+  const unreadCounted = { spans: 0, logs: 0 };
+  let unreadNamed = 0;
+  let unreadNotedAt = Number.NEGATIVE_INFINITY;
+  const noteUnread = (force: boolean): void => {
+    const { spans, logs } = guard.unreadRecords();
+    guard.telemetry.recordUnreadRecords(spans - unreadCounted.spans, 'traces');
+    guard.telemetry.recordUnreadRecords(logs - unreadCounted.logs, 'logs');
+    unreadCounted.spans = spans;
+    unreadCounted.logs = logs;
+    const unread = guard.unreadProducers();
+    if (spans + logs <= unreadNamed || unread.length === 0) return;
+    const now = Date.now();
+    if (!force && now - unreadNotedAt < UNREAD_NOTE_INTERVAL_MILLIS) return;
+    log(
+      `serve: ${spans + logs - unreadNamed} record(s) no profile reads (not judged), by producer: ${describeUnreadProducers(unread).join('; ')}. Supported agents: ${supportedAgents()}.`,
+    );
+    unreadNamed = spans + logs;
+    unreadNotedAt = now;
+  };
   const tick = (): void => {
     for (const r of buffer.release()) feed(r);
+    noteUnread(false);
   };
   const timer = setInterval(tick, tickMillis);
   let closed: Promise<void> | undefined;
@@ -530,6 +565,8 @@ export async function startGuardServer(options: GuardServerOptions = {}): Promis
     afterJudgedRecords: () => guard.engine.afterJudgedRecords,
     unjudgedBatches: () => ({ ...unjudged }),
     clockAnomalies: () => buffer.clockAnomalies,
+    agents,
+    unreadProducers: () => guard.unreadProducers(),
     telemetryExportsLost: () => watch?.lostExports ?? 0,
     clockSkewedRecords: () => buffer.skewedRecords,
     budget,
@@ -555,8 +592,9 @@ export async function startGuardServer(options: GuardServerOptions = {}): Promis
         rejections.flush();
         await Promise.all([receiver.close(), grpc?.close()]);
         for (const r of buffer.release(true)) feed(r);
+        noteUnread(true);
         await guard.shutdown();
-        if (report !== undefined) finalParts = await report.parts(decisions, reader, lateRecords(), buffer.clockAnomalies);
+        if (report !== undefined) finalParts = await report.parts(decisions, reader, lateRecords(), buffer.clockAnomalies, agents(), guard.unreadProducers());
         // Shutting the providers down exports what is left once (a forceFlush first would export
         // the cumulative counters twice).
         await meterProvider.shutdown();
@@ -570,7 +608,7 @@ export async function startGuardServer(options: GuardServerOptions = {}): Promis
         await closed;
         return finalParts;
       }
-      return report.parts(decisions, reader, lateRecords(), buffer.clockAnomalies);
+      return report.parts(decisions, reader, lateRecords(), buffer.clockAnomalies, agents(), guard.unreadProducers());
     },
   };
 }

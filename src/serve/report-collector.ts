@@ -18,7 +18,8 @@ import type { ReportInputs, ReportInputsCollector, ReportInputsOptions, ReportIn
 import type { ResourceView } from '../profiles/wire-profile.js';
 import { addLogInputIdentifiers, addSpanInputIdentifiers } from '../replay/audit.js';
 import type { InputIdentifiers } from '../replay/audit.js';
-import type { EmittedGuardRecord, ReplayResult, UnjudgedBatch } from '../replay/replay.js';
+import type { AgentTally, EmittedGuardRecord, ReplayResult, UnjudgedBatch } from '../replay/replay.js';
+import type { UnreadProducerCount } from '../profiles/router/routing-profile.js';
 import type { WireProfileDefinition, WireProfileName } from '../profiles/registry.js';
 import { WIRE_PROFILES } from '../profiles/registry.js';
 
@@ -136,8 +137,17 @@ export class ServeReportCollector {
    * @param metrics - the guard's metric reader (its current data points join the audit)
    * @param lateRecords - records dropped as late
    * @param clockAnomalies - spans that ended before they started
+   * @param agents - prompts and batches judged by each profile
+   * @param unread - producers no profile read
    */
-  async parts(decisions: readonly BatchDecision[], metrics: MetricReader, lateRecords: number, clockAnomalies: number): Promise<ServeReportParts> {
+  async parts(
+    decisions: readonly BatchDecision[],
+    metrics: MetricReader,
+    lateRecords: number,
+    clockAnomalies: number,
+    agents: readonly AgentTally[] = [],
+    unread: readonly UnreadProducerCount[] = [],
+  ): Promise<ServeReportParts> {
     const emitted: EmittedGuardRecord[] = [...this.logExporter.records];
     try {
       const { resourceMetrics } = await metrics.collect();
@@ -161,8 +171,12 @@ export class ServeReportCollector {
         clockAnomalies,
         profile: this._profile,
         profiles: this._profileOf === undefined ? [this._profile] : [...this._inputs.keys()],
+        agents,
+        unread,
         detectedProfiles: [this._profile],
         namespace: WIRE_PROFILES[this._profile].defaultNamespace,
+        // Under auto, each agent's telemetry carries its own profile's namespace.
+        namespaces: [...new Set([this._profile, ...agents.map((a) => a.profile)].map((p) => (WIRE_PROFILES[p] as WireProfileDefinition).defaultNamespace))],
       },
       inputs: mergeReportInputs([...this._inputs].flatMap(([agent, c]) => (c === undefined ? [] : [{ agent, inputs: c.finish() }]))),
       ids: this._ids,

@@ -96,6 +96,27 @@ export function toReadableLog(l: RecordedLog): ReadableLogRecord {
   } as ReadableLogRecord;
 }
 
+const ownResources = new Map<string, ReturnType<typeof resourceFromAttributes>>();
+
+/** The record's own Resource as an SDK Resource (one object per attribute set), or qwen-code's when it has none. */
+function ownResource(r: { readonly attributes: Readonly<Record<string, unknown>> } | undefined): ReturnType<typeof resourceFromAttributes> {
+  if (r === undefined) return resource;
+  const key = JSON.stringify(Object.entries(r.attributes).sort(([a], [b]) => (a < b ? -1 : 1)));
+  let out = ownResources.get(key);
+  if (out === undefined) ownResources.set(key, (out = resourceFromAttributes(r.attributes as Record<string, string>)));
+  return out;
+}
+
+/** {@link toReadableSpan} under the span's own Resource (a mixed fleet: each producer as it was). */
+export function toReadableSpanAsProduced(s: RecordedSpan): ReadableSpan {
+  return { ...toReadableSpan(s), resource: ownResource(s.resource) };
+}
+
+/** {@link toReadableLog} under the record's own Resource. */
+export function toReadableLogAsProduced(l: RecordedLog): ReadableLogRecord {
+  return { ...toReadableLog(l), resource: ownResource(l.resource) } as ReadableLogRecord;
+}
+
 function kv(attrs: Readonly<Record<string, unknown>>) {
   return Object.entries(attrs).map(([key, v]) => ({
     key,

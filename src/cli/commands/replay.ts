@@ -12,6 +12,7 @@ import type { ProjectedRecordBatch, TelemetrySource } from '../../replay/replay-
 import { replayRecords } from '../../replay/replay.js';
 import type { ReplayResult } from '../../replay/replay.js';
 import { WIRE_PROFILES } from '../../profiles/registry.js';
+import { describeUnreadProducers, supportedAgents } from '../../profiles/router/routing-profile.js';
 import { emptyReportInputs } from '../../profiles/report-inputs.js';
 import { TelemetryParseError } from '../../otlp/telemetry-file.js';
 import type { TruncatedEnd } from '../../otlp/telemetry-file.js';
@@ -58,8 +59,9 @@ export interface ReplayCommandOptions {
  * - `2`: a usage error or unreadable input (set by the CLI);
  * - `3`: some batches could not be judged for lack of input (no terminal record of any call: the
  *   logs of a split collector output were not given), or the input held telemetry but no tool
- *   batch for the profile, or a file's last object was cut short (half-written: everything before
- *   it was replayed, and the cut is named on stderr);
+ *   batch for the profile, or (with `auto`) records of a producer no profile reads, or a file's
+ *   last object was cut short (half-written: everything before it was replayed, and the cut is
+ *   named on stderr);
  * - `70`: an internal error (set by the CLI).
  */
 export const REPLAY_EXIT = { ok: 0, violation: 1, usage: 2, cannotJudge: 3, internal: 70 } as const;
@@ -143,11 +145,11 @@ export async function runReplay(files: readonly string[], options: ReplayCommand
           },
   });
   if (progressShown) io.progress?.('\n');
-  const invariants = auditInvariants(result.decisions, result.emitted, records.whole.identifiers, result.namespace, result.notCheckable);
+  const invariants = auditInvariants(result.decisions, result.emitted, records.whole.identifiers, result.namespaces ?? result.namespace, result.notCheckable);
   const comparison = options.compare ? compareWithInTree(result.decisions, result.inTree) : undefined;
   const summary = summarise(result.decisions);
   const report: string[] = [
-    ...(options.profile === 'auto' ? [`profile: ${result.profile} (detected)`] : []),
+    ...(options.profile === 'auto' ? renderProfiles(result) : []),
     ...renderSummary(summary, result.spanCount, result.logCount, result.unjudgedBatches, result.evictions, result.clockAnomalies),
     ...renderBlindSpots(result.blindSpots),
     ...renderRepetition(result.repetition),
@@ -170,6 +172,7 @@ export async function runReplay(files: readonly string[], options: ReplayCommand
     await writeReportFile(options.report, html, io);
   }
   const cannotJudge = [
+    ...explainUnread(result),
     ...explainCannotJudge(result, options.profile),
     ...[...cuts.values()].map(
       (c) => `${c.file}:${c.line}:${c.column}: the last object is cut short (${c.length} bytes of a half-written object); everything before it was replayed`,
@@ -180,6 +183,29 @@ export async function runReplay(files: readonly string[], options: ReplayCommand
   const violated = invariants.some((i) => !i.held);
   if (disagree || violated) return REPLAY_EXIT.violation;
   return cannotJudge.length > 0 ? REPLAY_EXIT.cannotJudge : REPLAY_EXIT.ok;
+}
+
+/**
+ * Which profiles read the input (with `auto`): "detected" only when one was, and with several,
+ * prompts and batches judged by each.
+ */
+function renderProfiles(result: ReplayResult): string[] {
+  if (result.profiles.length === 0) return ['profile: none detected'];
+  if (result.profiles.length === 1 && result.unread.length === 0) return [`profile: ${result.profile} (detected)`];
+  return [
+    `profiles: ${result.profiles.join(', ')} (detected per producer)`,
+    ...result.agents.map((a) => `  ${a.profile}: ${a.prompts} prompt(s), ${a.batches} batch(es) judged`),
+  ];
+}
+
+/** Telemetry no profile read, named by producer (service and scope names, never values). */
+function explainUnread(result: ReplayResult): string[] {
+  if (result.unread.length === 0) return [];
+  return [
+    `records no profile read (not judged), by producer:`,
+    ...describeUnreadProducers(result.unread).map((l) => `  ${l}`),
+    `  Supported agents: ${supportedAgents()} (docs/adding-an-agent.md).`,
+  ];
 }
 
 /** Why batches could not be judged, for stderr; empty when everything found was judged. */
@@ -193,6 +219,8 @@ function explainCannotJudge(result: ReplayResult, requested: WireProfileName | '
       `  The outcome of each call is in its ${terminal.description}; replay the ${other} file too (a collector that writes one file per signal splits them).`,
     ];
   }
+  // Nothing recognised: `explainUnread` said what was there.
+  if (requested === 'auto' && result.profiles.length === 0) return [];
   if (result.decisions.length === 0 && result.unjudgedBatches.length === 0 && result.spanCount + result.logCount > 0) {
     const suggestion = result.detectedProfiles.find((p) => p !== result.profile);
     const looks =

@@ -9,6 +9,7 @@ import type { ReceiverTls } from '../../serve/receiver-auth.js';
 import { loadOtlpHttpExporters } from '../../serve/otlp-http-exporters.js';
 import type { GuardMode } from '../../core/failure/types.js';
 import type { WireProfileName } from '../../profiles/registry.js';
+import { describeUnreadProducers, supportedAgents } from '../../profiles/router/routing-profile.js';
 import { renderReportFromParts } from '../../report/report.js';
 import type { ChartRenderer } from '../../report/charts.js';
 import type { GuardServer } from '../../serve/guard-server.js';
@@ -199,6 +200,14 @@ export async function runServe(options: ServeCommandOptions, io: CommandIo): Pro
   io.err(
     `serve: stopped after ${server.decisionCount()} batch decision(s)${hookDecisions}; ${server.lateRecords()} late record(s)${server.afterJudgedRecords() > 0 ? ` (and ${server.afterJudgedRecords()} span record(s) of calls already judged)` : ''}; unjudged batches: ${unjudged.length === 0 ? 'none' : unjudged.join(', ')}; ${server.clockAnomalies()} span(s) ending before they start${unadmitted}${exportsLost}`,
   );
+  // Per agent, and what no profile read (named by producer, never by value).
+  for (const a of server.agents()) io.err(`serve:   ${a.profile}: ${a.prompts} prompt(s), ${a.batches} batch(es) judged`);
+  const unread = server.unreadProducers();
+  if (unread.length > 0) {
+    io.err('serve: records no profile read (not judged), by producer:');
+    for (const line of describeUnreadProducers(unread)) io.err(`serve:   ${line}`);
+    io.err(`serve:   Supported agents: ${supportedAgents()} (docs/adding-an-agent.md).`);
+  }
 }
 
 /**

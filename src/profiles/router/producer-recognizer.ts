@@ -71,6 +71,11 @@ export class ProducerRecognizer {
     return this._producers.get(resourceKey(resource))?.name;
   }
 
+  /** The profile reading the producer of a {@link resourceKey} now. */
+  profileOfKey(key: string): WireProfileName | undefined {
+    return this._producers.get(key)?.name;
+  }
+
   /** Take a span's names as its producer's evidence; the profile that reads the producer now. */
   span(span: ScopedSpanView): WireProfileName | undefined {
     const p = this._producer(span.resource);
