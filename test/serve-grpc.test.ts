@@ -15,7 +15,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RecordBatch } from '../src/otlp/records.js';
 import { startGuardServer } from '../src/serve/guard-server.js';
 import type { GuardServer } from '../src/serve/guard-server.js';
-import { loadFixture, toReadableLog, toReadableSpan } from './helpers/recorded.js';
+import { parseTelemetryText } from '../src/otlp/telemetry-file.js';
+import { replayRecords } from '../src/replay/replay.js';
+import { loadFixture, toReadableLog, toReadableLogAsProduced, toReadableSpan, toReadableSpanAsProduced } from './helpers/recorded.js';
 import { firstMillis, shifted } from './scale-out/player.js';
 
 const GRACE_MILLIS = 200;
@@ -57,14 +59,18 @@ afterAll(async () => {
   await new Promise<void>((done) => sink.close(() => done()));
 });
 
-async function sendOverGrpc(records: RecordBatch): Promise<void> {
+/** Send `records` to the shared server; `asProduced`: each under its own Resource (else qwen-code's). */
+async function sendOverGrpc(records: RecordBatch, asProduced = false): Promise<void> {
   const url = `http://${server.grpcAddress ?? ''}`;
   const traces = new OTLPTraceExporter({ url });
   const logs = new OTLPLogExporter({ url });
   const one = <T>(e: { export(items: T[], done: (r: ExportResult) => void): void }, items: T[]) =>
     new Promise<ExportResult>((done) => e.export(items, done));
   try {
-    const results = await Promise.all([one(traces, records.spans.map(toReadableSpan)), one(logs, records.logs.map(toReadableLog))]);
+    const results = await Promise.all([
+      one(traces, records.spans.map(asProduced ? toReadableSpanAsProduced : toReadableSpan)),
+      one(logs, records.logs.map(asProduced ? toReadableLogAsProduced : toReadableLog)),
+    ]);
     expect(results.map((r) => r.code)).toEqual([ExportResultCode.SUCCESS, ExportResultCode.SUCCESS]);
   } finally {
     await Promise.all([traces.shutdown(), logs.shutdown()]);
@@ -94,6 +100,19 @@ describe('serve --grpc-port --new-prompts-only --instance-id (127.0.0.1)', () =>
     await waitFor(() => judged(session).length >= 5, 20 * GRACE_MILLIS);
     // the fixture's in-tree enforce run, in shadow: tracked (1-2, 1), (3-4, 2), (5-7, 3+), warned, stopped
     expect(judged(session)).toEqual(['tracked', 'tracked', 'tracked', 'would_warn', 'would_stop']);
+  });
+
+  it('a Claude Code prompt started after serve is judged too: its user_prompt is its start record', async () => {
+    const path = new URL('../fixtures/claude-code-2.1.328/read-missing-loop-shadow.otlp.jsonl', import.meta.url).pathname;
+    const capture = parseTelemetryText(readFileSync(path, 'utf8'), path);
+    const alone = await replayRecords(capture, { mode: 'shadow' });
+    const promptId = alone.decisions[0]?.promptId ?? '';
+    expect(alone.decisions.length).toBeGreaterThan(0);
+    await sendOverGrpc(shifted(capture, Date.now() - firstMillis(capture)), true);
+    await waitFor(() => server.decisions.filter((d) => d.promptId === promptId).length >= alone.decisions.length, 20 * GRACE_MILLIS);
+    const decisions = (ds: readonly { promptId: string; batch: number; outcome: { decision: string } }[]) =>
+      ds.filter((d) => d.promptId === promptId).map((d) => `${d.batch} ${d.outcome.decision}`);
+    expect(decisions(server.decisions)).toEqual(decisions(alone.decisions));
   });
 
   it('a prompt that started before serve did is not judged (counted as not admitted)', async () => {

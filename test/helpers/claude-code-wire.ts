@@ -91,6 +91,8 @@ export class Wire {
   private readonly logs: unknown[] = [];
   private readonly spans: unknown[] = [];
   private readonly traces = new Map<string, string>();
+  /** Each prompt's session (its user_prompt's), for its spans: 2.1.328 writes session.id on every span and event. */
+  private readonly sessions = new Map<string, string>();
 
   private trace(prompt: string): string {
     let id = this.traces.get(prompt);
@@ -101,8 +103,9 @@ export class Wire {
     return id;
   }
 
-  log(event: string, prompt: string, attrs: Record<string, string>, session = SESSION): void {
+  log(event: string, prompt: string, attrs: Record<string, string>, session = this.sessions.get(prompt) ?? SESSION): void {
     this.t += 10;
+    if (!this.sessions.has(prompt)) this.sessions.set(prompt, session);
     this.logs.push({
       timeUnixNano: `${this.t}000000`,
       body: { stringValue: `claude_code.${event}` },
@@ -122,7 +125,7 @@ export class Wire {
       ...(root ? {} : { parentSpanId: 'dddddddddddddddd' }),
       startTimeUnixNano: `${start}000000`,
       endTimeUnixNano: `${this.t}000000`,
-      attributes: Object.entries(attrs).map(([k, v]) => kv(k, v)),
+      attributes: [kv('session.id', this.sessions.get(prompt) ?? SESSION), ...Object.entries(attrs).map(([k, v]) => kv(k, v))],
     });
   }
 

@@ -10,7 +10,7 @@ import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-grpc';
 import { RecordedSpan } from '../../src/otlp/records.js';
 import type { RecordBatch, RecordedLog } from '../../src/otlp/records.js';
 import { hrTimeToMillis } from '../../src/profiles/wire-profile.js';
-import { toReadableLog, toReadableSpan } from '../helpers/recorded.js';
+import { toReadableLogAsProduced, toReadableSpanAsProduced } from '../helpers/recorded.js';
 
 /** When the records go out, in the agent's terms. */
 export interface FlushIntervals {
@@ -49,7 +49,8 @@ export class PlayerTarget {
               done();
             }),
           );
-    await Promise.all([one(this._traces, spans.map(toReadableSpan)), one(this._logs, logs.map(toReadableLog))]);
+    // Each record under its own producer's Resource (a mixed fleet: qwen-code, Claude Code, gemini-cli…).
+    await Promise.all([one(this._traces, spans.map(toReadableSpanAsProduced)), one(this._logs, logs.map(toReadableLogAsProduced))]);
   }
 
   async shutdown(): Promise<void> {
@@ -84,7 +85,7 @@ export async function play(records: RecordBatch, flush: FlushIntervals, targets:
   }
 }
 
-/** The records moved in time by `shiftMillis` (a real capture replayed now). */
+/** The records moved in time by `shiftMillis` (a real capture replayed now), each with its Resource, status and events. */
 export function shifted(records: RecordBatch, shiftMillis: number): RecordBatch {
   const shift = BigInt(Math.round(shiftMillis)) * 1_000_000n;
   const move = (t: readonly [number, number]): [number, number] => {
@@ -102,6 +103,9 @@ export function shifted(records: RecordBatch, shiftMillis: number): RecordBatch 
           startTime: move(s.startTime),
           endTime: move(s.endTime),
           scopeName: s.scopeName,
+          resource: s.resource,
+          status: s.status,
+          events: s.events,
         }),
     ),
     logs: records.logs.map((l) => ({ ...l, hrTime: move(l.hrTime) })),

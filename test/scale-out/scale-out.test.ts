@@ -1,16 +1,19 @@
 /**
  * Scale-out end to end (`npm run test:scale-out`): agents → a front collector
  * (collector-config/front-tier.yaml, `load_balancing` on `session.id`) → 3 `serve` replicas (child
- * processes, OTLP/gRPC) → an ops backend (collector-config/otelcol.yaml), fed the real qwen-code
- * captures and a generated stream of 72 interleaved sessions in real time. The same records go,
- * at the same moments, straight to one reference `serve`; `replay` reads them too.
+ * processes, OTLP/gRPC, each requiring a bearer token the front tier sends) → an ops backend
+ * (collector-config/otelcol.yaml), fed a mixed fleet in real time: the real qwen-code, Claude Code
+ * and gemini-cli captures (each under its own Resource, routed by its `session.id`) and a generated
+ * stream of 72 interleaved qwen-code sessions. The same records go, at the same moments, straight
+ * to one reference `serve`; `replay` reads them too.
  *
  * Three runs: a steady one; one where a replica is killed (SIGKILL) mid-stream and started again
  * on the same port; and the same kill with replicas that judge every prompt (without
  * `--new-prompts-only`), which must show the decisions the flag prevents. Everything listens on
  * 127.0.0.1 and stops by itself.
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -26,6 +29,7 @@ import { ensureCollectorBuilt, startCollector } from '../e2e/collector-process.j
 import type { RunningCollector } from '../e2e/collector-process.js';
 import { readOutputFiles } from '../e2e/otlp-files.js';
 import type { Item } from '../e2e/otlp-files.js';
+import { parseTelemetryText } from '../../src/otlp/telemetry-file.js';
 import { loadFixture } from '../helpers/recorded.js';
 import { firstMillis, play, PlayerTarget, shifted } from './player.js';
 import { freePort, startServeProcess } from './serve-process.js';
@@ -37,9 +41,24 @@ const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const FRONT_CONFIG = join(REPO_ROOT, 'collector-config', 'front-tier.yaml');
 const OPS_CONFIG = join(REPO_ROOT, 'collector-config', 'otelcol.yaml');
 const FIXTURES = ['acp-enforce', 'acp-shadow-drain', 'acp-shadow-nodrain', 'headless-yolo'];
+/**
+ * The other agents of the fleet: real captures whose records all carry `session.id` (Claude Code on
+ * every span and event, gemini-cli on its Resource), the key the front tier routes on, and whose
+ * profiles read a prompt's start record (what `--new-prompts-only` admits a prompt on).
+ */
+const OTHER_AGENTS = [
+  'claude-code-2.1.328/bash-git-loop-shadow.otlp.jsonl',
+  'claude-code-2.1.328/parallel-batch-shadow.otlp.jsonl',
+  'claude-code-2.1.328/read-missing-loop-shadow.otlp.jsonl',
+  'claude-code-2.1.328/same-tool-success-resets-shadow.otlp.jsonl',
+  'gemini-cli-0.61.0/typed-failure-loop-shadow.outfile.json',
+  'gemini-cli-0.61.0/parallel-mixed-outcomes-shadow.outfile.json',
+  'gemini-cli-0.61.0/warn-recovers.outfile.json',
+].map((f) => join(REPO_ROOT, 'fixtures', f));
 const GUARD_SCOPE = 'repeated-tool-failure-guard';
-const GUARD_EVENT = 'qwen-code.repeated_tool_failure_guard';
-const GUARD_METRIC = 'qwen-code.repeated_tool_failure_guard.count';
+/** Each agent's guard events and counters carry its own namespace (`qwen-code.`, `claude-code.`, `gemini-cli.`). */
+const isGuardEvent = (name: string): boolean => name.endsWith('.repeated_tool_failure_guard');
+const isGuardMetric = (name: string): boolean => name.endsWith('.repeated_tool_failure_guard.count');
 const REPLICAS = 3;
 const SESSIONS = 72;
 /** Each replica's reorder grace: longer than the span flush plus the front tier's batching. */
@@ -92,7 +111,7 @@ function byPrompt(decisions: readonly BatchDecision[]): Decisions {
 function decisionsByInstance(logs: readonly Item[]): Map<string, Decisions> {
   const guardLogs = logs
     .map((item, index) => ({ item, index }))
-    .filter(({ item }) => item.scope === GUARD_SCOPE && item.name === GUARD_EVENT)
+    .filter(({ item }) => item.scope === GUARD_SCOPE && isGuardEvent(item.name))
     .sort((a, b) => String(a.item.attributes['event.timestamp']).localeCompare(String(b.item.attributes['event.timestamp'])) || a.index - b.index);
   const out = new Map<string, Decisions>();
   for (const { item } of guardLogs) {
@@ -125,7 +144,28 @@ function union(parts: Iterable<Decisions>): Decisions {
 }
 
 const sorted = (d: Decisions): Array<[string, Key[]]> => [...d.entries()].sort(([a], [b]) => a.localeCompare(b));
-const sessionOf = (promptId: string): string => promptId.split('#')[0] ?? promptId;
+
+/** A prompt start record of each agent: its `event.name` and the attribute holding the prompt id. */
+const PROMPT_STARTS: ReadonlyMap<string, string> = new Map([
+  ['qwen-code.user_prompt', 'prompt_id'],
+  ['user_prompt', 'prompt.id'], // Claude Code (scope com.anthropic.claude_code.events)
+  ['gemini_cli.user_prompt', 'prompt_id'],
+]);
+
+/** Each prompt's start (event time, ms) and session, from its agent's start record. */
+function promptStartsOf(input: RecordBatch): { starts: Map<string, number>; sessions: Map<string, string> } {
+  const starts = new Map<string, number>();
+  const sessions = new Map<string, string>();
+  for (const l of input.logs) {
+    const idKey = PROMPT_STARTS.get(String(l.attributes['event.name']));
+    const promptId = idKey === undefined ? undefined : l.attributes[idKey];
+    if (typeof promptId !== 'string') continue;
+    starts.set(promptId, hrTimeToMillis(l.hrTime));
+    const session = l.attributes['session.id'] ?? l.resource?.attributes['session.id'];
+    if (typeof session === 'string') sessions.set(promptId, session);
+  }
+  return { starts, sessions };
+}
 
 interface RunResult {
   readonly stream: SessionStream;
@@ -137,8 +177,12 @@ interface RunResult {
   readonly metrics: readonly Item[];
   /** The killed replica's instance ids, before and after its restart, and when the restart began (ms since the epoch). */
   readonly killed?: { readonly before: string; readonly after: string; readonly restartedAtMillis: number };
-  /** Each prompt's start: the event time of its `qwen-code.user_prompt`, in milliseconds since the epoch. */
+  /** Each prompt's start: the event time of its agent's start record, in milliseconds since the epoch. */
   readonly promptStarts: ReadonlyMap<string, number>;
+  /** Each prompt's session (`session.id`, the routing key). */
+  readonly sessionOf: ReadonlyMap<string, string>;
+  /** Prompts of the other agents' captures. */
+  readonly otherAgentPrompts: ReadonlySet<string>;
   readonly playerFailures: number;
 }
 
@@ -153,16 +197,25 @@ function busiestReplica(operatorDir: string, replicas: readonly ServeProcess[]):
 }
 
 /** The whole input: the generated sessions, and each real capture moved to run alongside them. */
-function buildInput(startMillis: number): { stream: SessionStream; input: RecordBatch } {
+function buildInput(startMillis: number): { stream: SessionStream; input: RecordBatch; otherAgents: RecordBatch } {
   const stream = generateSessionStream({ sessions: SESSIONS, seed: 16, startMillis, staggerMillis: STAGGER_MILLIS });
   const input: RecordBatch = { spans: [...stream.records.spans], logs: [...stream.records.logs], metricCount: 0, ignoredCount: 0 };
+  const otherAgents: RecordBatch = { spans: [], logs: [], metricCount: 0, ignoredCount: 0 };
   FIXTURES.forEach((name, i) => {
     const capture = loadFixture(name);
     const moved = shifted(capture, startMillis + 1_000 + i * 2_500 - firstMillis(capture));
     input.spans.push(...moved.spans);
     input.logs.push(...moved.logs);
   });
-  return { stream, input };
+  OTHER_AGENTS.forEach((path, i) => {
+    const capture = parseTelemetryText(readFileSync(path, 'utf8'), path);
+    const moved = shifted(capture, startMillis + 1_500 + i * 1_500 - firstMillis(capture));
+    for (const batch of [input, otherAgents]) {
+      batch.spans.push(...moved.spans);
+      batch.logs.push(...moved.logs);
+    }
+  });
+  return { stream, input, otherAgents };
 }
 
 async function run(kind: 'steady' | 'kill' | 'kill-without-new-prompts-only'): Promise<RunResult> {
@@ -177,6 +230,10 @@ async function run(kind: 'steady' | 'kill' | 'kill-without-new-prompts-only'): P
     ops = await startCollector({ configPath: OPS_CONFIG, env: { GUARD_OPERATOR_DIR: operatorDir, GUARD_RUM_DIR: join(workDir, 'rum') } });
     const ports: number[] = [];
     for (let i = 0; i < REPLICAS; i++) ports.push(await freePort());
+    // The replicas require a bearer token (as on a non-loopback address); the front tier sends it.
+    const token = randomBytes(24).toString('base64url');
+    const tokenFile = join(workDir, 'replica-token');
+    writeFileSync(tokenFile, `${token}\n`, { mode: 0o600 });
     const start = (i: number, suffix = ''): Promise<ServeProcess> =>
       startServeProcess({
         grpcPort: ports[i] as number,
@@ -184,6 +241,7 @@ async function run(kind: 'steady' | 'kill' | 'kill-without-new-prompts-only'): P
         exportEndpoint: `http://${ops?.httpEndpoint ?? ''}`,
         graceMillis: GRACE_MILLIS,
         newPromptsOnly: kind !== 'kill-without-new-prompts-only',
+        bearerTokenFile: tokenFile,
       });
     replicas.push(...(await Promise.all(ports.map((_, i) => start(i)))));
     front = await startCollector({
@@ -193,13 +251,14 @@ async function run(kind: 'steady' | 'kill' | 'kill-without-new-prompts-only'): P
         GUARD_OPS_OTLP_GRPC_ENDPOINT: ops.grpcEndpoint,
         GUARD_FRONT_RETRY_INITIAL_INTERVAL: '300ms',
         GUARD_FRONT_RETRY_MAX_ELAPSED_TIME: '20s',
+        GUARD_REPLICA_TOKEN: token,
       },
     });
     single = await startGuardServer({ port: 0, grpcPort: 0, graceMillis: GRACE_MILLIS, newPromptsOnly: true, print: () => undefined });
     targets.push(new PlayerTarget(front.grpcEndpoint), new PlayerTarget(single.grpcAddress ?? ''));
 
     const startMillis = Math.ceil((Date.now() + 1_500) / 1_000) * 1_000;
-    const { stream, input } = buildInput(startMillis);
+    const { stream, input, otherAgents } = buildInput(startMillis);
     const replay = await replayRecords(input, { mode: 'shadow' });
 
     let killed: { before: string; after: string; restartedAtMillis: number } | undefined;
@@ -238,11 +297,11 @@ async function run(kind: 'steady' | 'kill' | 'kill-without-new-prompts-only'): P
       byInstance: decisionsByInstance(output.bySignal.logs),
       single: byPrompt(single.decisions),
       replayed: byPrompt(replay.decisions),
-      metrics: output.bySignal.metrics.filter((m) => m.name === GUARD_METRIC),
+      metrics: output.bySignal.metrics.filter((m) => isGuardMetric(m.name)),
       killed,
-      promptStarts: new Map(
-        input.logs.filter((l) => l.attributes['event.name'] === 'qwen-code.user_prompt').map((l) => [String(l.attributes['prompt_id']), hrTimeToMillis(l.hrTime)]),
-      ),
+      promptStarts: promptStartsOf(input).starts,
+      sessionOf: promptStartsOf(input).sessions,
+      otherAgentPrompts: new Set(promptStartsOf(otherAgents).starts.keys()),
       playerFailures: targets.reduce((n, t) => n + t.failures, 0),
     };
   } finally {
@@ -273,9 +332,10 @@ describe('3 serve replicas behind the load_balancing front tier, steady', () => 
     const instancesOf = new Map<string, Set<string>>();
     for (const [instance, decisions] of r.byInstance) {
       for (const promptId of decisions.keys()) {
-        const set = instancesOf.get(sessionOf(promptId)) ?? new Set<string>();
+        const session = r.sessionOf.get(promptId) ?? promptId;
+        const set = instancesOf.get(session) ?? new Set<string>();
         set.add(instance);
-        instancesOf.set(sessionOf(promptId), set);
+        instancesOf.set(session, set);
       }
     }
     for (const s of r.stream.sessions) expect([s.sessionId, instancesOf.get(s.sessionId)?.size]).toEqual([s.sessionId, 1]);
@@ -294,6 +354,19 @@ describe('3 serve replicas behind the load_balancing front tier, steady', () => 
     expect([...kinds].sort()).toEqual(['reset', 'tracked', 'would_stop', 'would_warn']);
   });
 
+  it('(e) a mixed fleet: the other agents\' prompts are judged, each on one replica, exactly as by one serve and replay', () => {
+    const all = union(r.byInstance.values());
+    const theirs = [...r.otherAgentPrompts];
+    expect(theirs.length).toBe(OTHER_AGENTS.length);
+    for (const promptId of theirs) {
+      expect([promptId, all.get(promptId)?.length ?? 0]).not.toEqual([promptId, 0]);
+      expect([promptId, all.get(promptId)]).toEqual([promptId, r.replayed.get(promptId)]);
+    }
+    // Their sessions spread over more than one replica.
+    const replicasOf = new Set(theirs.map((p) => [...r.byInstance].find(([, d]) => d.has(p))?.[0]));
+    expect(replicasOf.size).toBeGreaterThan(1);
+  });
+
   it('(d) each replica counts its own decisions under its own service.instance.id', () => {
     expect(r.metrics.length).toBeGreaterThan(0);
     for (const p of r.metrics) {
@@ -304,7 +377,7 @@ describe('3 serve replicas behind the load_balancing front tier, steady', () => 
     for (const instance of r.replicaIds) {
       const series = new Map<string, number>();
       for (const p of r.metrics.filter((m) => m.resourceAttributes['service.instance.id'] === instance)) {
-        series.set(JSON.stringify(Object.entries(p.attributes).sort()), Number(p.value));
+        series.set(`${p.name} ${JSON.stringify(Object.entries(p.attributes).sort())}`, Number(p.value));
       }
       const counted = [...series.values()].reduce((a, b) => a + b, 0);
       const logged = [...(r.byInstance.get(instance)?.values() ?? [])].reduce((n, keys) => n + keys.length, 0);

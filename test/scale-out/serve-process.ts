@@ -28,6 +28,8 @@ export interface ServeProcessOptions {
   readonly graceMillis: number;
   /** Pass `--new-prompts-only`. */
   readonly newPromptsOnly: boolean;
+  /** A file holding the bearer token every request must carry (`--bearer-token-file`). */
+  readonly bearerTokenFile?: string;
 }
 
 /** A running replica. */
@@ -83,6 +85,7 @@ export async function startServeProcess(options: ServeProcessOptions): Promise<S
     options.instanceId,
   ];
   if (options.newPromptsOnly) args.push('--new-prompts-only');
+  if (options.bearerTokenFile !== undefined) args.push('--bearer-token-file', options.bearerTokenFile);
   const child = spawn(process.execPath, args, { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
   let text = '';
   const append = (chunk: Buffer): void => {

@@ -3,7 +3,8 @@
  * (`CLAUDE_CODE_ENABLE_TELEMETRY=1`; spans only with `CLAUDE_CODE_ENHANCED_TELEMETRY_BETA=1`).
  *
  * Logs alone suffice (scope `com.anthropic.claude_code.events`, `event.name` attribute):
- * - `user_prompt` (`prompt.id`, `session.id`): a new prompt; it ends the session's previous prompt;
+ * - `user_prompt` (`prompt.id`, `session.id`): a new prompt, and its start record (what
+ *   `serve --new-prompts-only` admits a prompt on); it ends the session's previous prompt;
  * - `api_request` (`prompt.id`, `request_id`, `query_source`): one model response (route `headless`
  *   for `sdk`, i.e. `claude -p`, else `acp_foreground`, the interactive foreground). A foreground
  *   response (`query_source` `sdk` or `repl_main_thread…`, the CLI's own "main" rule) is a batch
@@ -217,6 +218,8 @@ export class ClaudeCodeProfile implements WireProfile {
     switch (name) {
       case 'user_prompt':
         this._userPrompt(promptId, sessionId);
+        // The prompt's start record: `serve --new-prompts-only` admits the prompt on it.
+        this._engine.startPrompt(promptId, hrTimeToMillis(record.hrTime));
         this._remember(traceId, promptId);
         return;
       case 'api_request': {
