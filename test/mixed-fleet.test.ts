@@ -23,7 +23,6 @@ import type { ReadableSpan } from '@opentelemetry/sdk-trace';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createRepeatedToolFailureGuard } from '../src/index.js';
 import type { BatchDecision } from '../src/engine/failure-types.js';
-import { RecordedSpan } from '../src/otlp/records.js';
 import type { RecordBatch } from '../src/otlp/records.js';
 import { hrTimeToMillis } from '../src/profiles/wire-profile.js';
 import { WIRE_PROFILES } from '../src/profiles/registry.js';
@@ -35,6 +34,7 @@ import type { EmittedGuardRecord, ReplayResult } from '../src/replay/replay.js';
 import { parseTelemetryText } from '../src/otlp/telemetry-file.js';
 import { startGuardServer } from '../src/serve/guard-server.js';
 import { toReadableLogAsProduced, toReadableSpanAsProduced } from './helpers/recorded.js';
+import { firstMillis, shifted } from './scale-out/player.js';
 
 const FIXTURES = new URL('../fixtures/', import.meta.url);
 
@@ -138,42 +138,6 @@ beforeAll(async () => {
   }
   alone = { all, decisions, logs, metrics, unjudged };
 });
-
-/** Every record moved in time by `shiftMillis`, its Resource, scope, status and events kept. */
-function shifted(records: RecordBatch, shiftMillis: number): RecordBatch {
-  const shift = BigInt(Math.round(shiftMillis)) * 1_000_000n;
-  const move = (t: readonly [number, number]): [number, number] => {
-    const ns = BigInt(t[0]) * 1_000_000_000n + BigInt(t[1]) + shift;
-    return [Number(ns / 1_000_000_000n), Number(ns % 1_000_000_000n)];
-  };
-  return {
-    spans: records.spans.map(
-      (s) =>
-        new RecordedSpan({
-          name: s.name,
-          attributes: { ...s.attributes },
-          spanContext: s.spanContext(),
-          parentSpanContext: s.parentSpanContext,
-          startTime: move(s.startTime),
-          endTime: move(s.endTime),
-          scopeName: s.scopeName,
-          resource: s.resource,
-          status: s.status,
-          events: s.events,
-        }),
-    ),
-    logs: records.logs.map((l) => ({ ...l, hrTime: move(l.hrTime) })),
-    metricCount: records.metricCount,
-    ignoredCount: records.ignoredCount,
-  };
-}
-
-function firstMillis(records: RecordBatch): number {
-  let first = Number.POSITIVE_INFINITY;
-  for (const s of records.spans) first = Math.min(first, hrTimeToMillis(s.startTime));
-  for (const l of records.logs) first = Math.min(first, hrTimeToMillis(l.hrTime));
-  return first;
-}
 
 /**
  * Every capture, each moved to start at the same moment (`startMillis`): the fleet's agents run
