@@ -1,5 +1,6 @@
 /**
- * Never silent (issue 30 item 2): telemetry no profile reads is named, by its producer's
+ * Never silent (issue 30 item 2): telemetry no profile reads (here a web service's HTTP server
+ * spans: no agent's names, no `gen_ai.*`) is named, by its producer's
  * `service.name` and instrumentation scope names (never an attribute value), with the supported
  * agents from the registry. `replay` exits 3; `serve` says it on stderr, rate-limited, and counts
  * it; in process, one OpenTelemetry diagnostic. "detected" is printed only when something was, and
@@ -31,41 +32,40 @@ const QWEN = new URL('../fixtures/qwen-code-0.24.4/', import.meta.url).pathname;
 const QWEN_CAPTURES = ['acp-enforce', 'acp-shadow-drain', 'acp-shadow-nodrain', 'headless-yolo'].map((n) => `${QWEN}${n}.outfile.json`);
 const CLAUDE = new URL('../fixtures/claude-code-2.1.328/read-missing-loop-shadow.otlp.jsonl', import.meta.url).pathname;
 
-/** Values an OpenInference producer carries that must never be printed (only names may be). */
-const SECRETS = ['model-secret-7b', 'read_secret_file', 'sk-not-a-key', 'host-secret-42'];
-const OI_SERVICE = 'oi-agent';
-const OI_SCOPE = 'openinference.instrumentation.openai';
+/** Values the producer carries that must never be printed (only names may be). */
+const SECRETS = ['/cart/secret-order-7b', 'secret-token-q', 'sk-not-a-key', 'host-secret-42'];
+const WEB_SERVICE = 'checkout-web';
+const WEB_SCOPE = '@opentelemetry/instrumentation-http';
 
-/** OpenInference spans (`openinference.span.kind`, `tool.name`, `llm.*`, no `gen_ai.*`) as OTLP JSON. */
-function openInference(spans: number, traceSeed = 'ab'): string {
+/** A web service's HTTP server spans (no agent's names, no `gen_ai.*`) as OTLP JSON. */
+function webSpans(spans: number, traceSeed = 'ab'): string {
   const out = [];
   for (let i = 1; i <= spans; i++) {
-    const kind = i % 3 === 1 ? 'LLM' : 'TOOL';
-    const attrs: Record<string, string> = kind === 'LLM' ? { 'llm.model_name': SECRETS[0] ?? '', 'llm.invocation_parameters': SECRETS[2] ?? '' } : { 'tool.name': SECRETS[1] ?? '' };
+    const attrs: Record<string, string> = { 'http.request.method': 'GET', 'url.path': SECRETS[0] ?? '', 'url.query': SECRETS[1] ?? '', 'user_agent.original': SECRETS[2] ?? '' };
     out.push({
       traceId: traceSeed.repeat(16),
       spanId: i.toString(16).padStart(16, '0'),
-      name: kind === 'LLM' ? 'ChatCompletion' : 'tool_call',
-      kind: 1,
+      name: 'GET',
+      kind: 2,
       startTimeUnixNano: String(1_796_187_370_000_000_000n + BigInt(i) * 1_000_000n),
       endTimeUnixNano: String(1_796_187_370_000_000_000n + BigInt(i) * 1_000_000n + 500_000n),
-      attributes: [{ key: 'openinference.span.kind', value: { stringValue: kind } }, ...Object.entries(attrs).map(([key, v]) => ({ key, value: { stringValue: v } }))],
+      attributes: Object.entries(attrs).map(([key, v]) => ({ key, value: { stringValue: v } })),
       status: {},
     });
   }
   return JSON.stringify({
     resourceSpans: [
       {
-        resource: { attributes: [{ key: 'service.name', value: { stringValue: OI_SERVICE } }, { key: 'host.name', value: { stringValue: SECRETS[3] } }] },
-        scopeSpans: [{ scope: { name: OI_SCOPE }, spans: out }],
+        resource: { attributes: [{ key: 'service.name', value: { stringValue: WEB_SERVICE } }, { key: 'host.name', value: { stringValue: SECRETS[3] } }] },
+        scopeSpans: [{ scope: { name: WEB_SCOPE }, spans: out }],
       },
     ],
   });
 }
 
-function oiFile(spans = 3): string {
-  const path = join(mkdtempSync(join(tmpdir(), 'rtfg-unread-')), 'openinference.otlp.json');
-  writeFileSync(path, `${openInference(spans)}\n`);
+function webFile(spans = 3): string {
+  const path = join(mkdtempSync(join(tmpdir(), 'rtfg-unread-')), 'web.otlp.json');
+  writeFileSync(path, `${webSpans(spans)}\n`);
   return path;
 }
 
@@ -82,8 +82,8 @@ function summaryOf(stdout: string): { prompts: number; batches: number } {
 }
 
 const expectNamedNeverValued = (text: string): void => {
-  expect(text).toContain(`service.name ${OI_SERVICE}`);
-  expect(text).toContain(OI_SCOPE);
+  expect(text).toContain(`service.name ${WEB_SERVICE}`);
+  expect(text).toContain(WEB_SCOPE);
   // The supported agents, from the registry.
   expect(text).toContain(`Supported agents: ${Object.keys(WIRE_PROFILES).join(', ')}`);
   for (const s of SECRETS) expect(text).not.toContain(s);
@@ -91,12 +91,12 @@ const expectNamedNeverValued = (text: string): void => {
 
 describe('replay: telemetry no profile reads', () => {
   it('only unread telemetry: named on stderr, "none detected", exit 3', () => {
-    const r = cli('replay', oiFile());
+    const r = cli('replay', webFile());
     expect(r.code).toBe(3);
     expect(r.stdout).toContain('profile: none detected');
     expect(r.stdout).not.toContain('(detected)');
     expect(r.stderr).toContain('records no profile read (not judged), by producer:');
-    expect(r.stderr).toContain('3 record(s) from service.name oi-agent');
+    expect(r.stderr).toContain(`3 record(s) from service.name ${WEB_SERVICE}`);
     expectNamedNeverValued(r.stderr);
     for (const s of SECRETS) expect(r.stdout).not.toContain(s);
   });
@@ -105,7 +105,7 @@ describe('replay: telemetry no profile reads', () => {
     const alone = summaryOf(cli('replay', ...QWEN_CAPTURES).stdout);
     // The issue's count: the qwen-code fixtures hold 4 prompts.
     expect(alone.prompts).toBe(4);
-    const r = cli('replay', ...QWEN_CAPTURES, oiFile());
+    const r = cli('replay', ...QWEN_CAPTURES, webFile());
     expect(r.code).toBe(3);
     expect(r.stdout).toContain('profiles: qwen-code (detected per producer)');
     expect(r.stdout).toContain(`  qwen-code: 4 prompt(s), ${alone.batches} batch(es) judged`);
@@ -130,7 +130,7 @@ describe('replay: telemetry no profile reads', () => {
   });
 
   it('--profile forces one reader: nothing is unread, nothing detected', () => {
-    const r = cli('replay', '--profile', 'qwen-code', ...QWEN_CAPTURES, oiFile());
+    const r = cli('replay', '--profile', 'qwen-code', ...QWEN_CAPTURES, webFile());
     expect(r.stdout).not.toContain('detected');
     expect(r.stderr).not.toContain('no profile read');
   });
@@ -141,14 +141,15 @@ describe('the report: per agent, and records no profile read per producer', () =
 
   it('names the unread producer (names only) and tallies each agent', async () => {
     const sources = [...QWEN_CAPTURES, CLAUDE].map((f) => ({ text: readFileSync(f), file: f }));
-    sources.push({ text: Buffer.from(openInference(5)), file: 'oi.json' });
-    const records = parseReplayInput(sources);
+    sources.push({ text: Buffer.from(webSpans(5)), file: 'web.json' });
+    const records = parseReplayInput(sources, { reportInputs: true });
     const result = await replayRecords(records);
     expect(result.agents.map((a) => a.profile)).toEqual(['qwen-code', 'claude-code']);
-    expect(result.unread).toEqual([{ serviceName: OI_SERVICE, scopeName: undefined, scopeNames: [OI_SCOPE], records: 5, spans: 5 }]);
-    const { html, data } = await renderReportFromParts(result, emptyReportInputs(), records.whole.identifiers ?? inputIdentifiers(records), { charts: stubCharts, profile: result.profile });
-    expect(data.summary.byProfile.map((r) => [r.group, r.prompts, r.batches])).toEqual(result.agents.map((a) => [a.profile, a.prompts, a.batches]));
-    expect(data.summary.unread).toEqual([{ serviceName: OI_SERVICE, scopeNames: [OI_SCOPE], records: 5 }]);
+    expect(result.unread).toEqual([{ serviceName: WEB_SERVICE, scopeName: undefined, scopeNames: [WEB_SCOPE], records: 5, spans: 5 }]);
+    const { html, data } = await renderReportFromParts(result, records.whole.reportInputs ?? emptyReportInputs(), records.whole.identifiers ?? inputIdentifiers(records), { charts: stubCharts, profile: result.profile });
+    const rows = (xs: (string | number)[][]) => xs.sort((x, y) => String(x[0]).localeCompare(String(y[0])));
+    expect(rows(data.summary.byProfile.map((r) => [r.group, r.prompts, r.batches]))).toEqual(rows(result.agents.map((a) => [a.profile, a.prompts, a.batches])));
+    expect(data.summary.unread).toEqual([{ serviceName: WEB_SERVICE, scopeNames: [WEB_SCOPE], records: 5 }]);
     expect(html).toContain('Records no profile read, per producer');
     for (const s of SECRETS) expect(html).not.toContain(s);
   });
@@ -161,21 +162,21 @@ describe('serve: telemetry no profile reads', () => {
     const server = await startGuardServer({ port: 0, graceMillis: 50, tickMillis: 10, print: (l) => lines.push(l), log: (l) => notes.push(l), metricExportIntervalMillis: 600_000 });
     try {
       const post = (body: string) => fetch(`${server.url}/v1/traces`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
-      expect((await post(openInference(4, 'ab'))).status).toBe(200);
+      expect((await post(webSpans(4, 'ab'))).status).toBe(200);
       const deadline = Date.now() + 5_000;
       while (!notes.some((n) => n.includes('no profile reads')) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-      expect((await post(openInference(6, 'cd'))).status).toBe(200);
+      expect((await post(webSpans(6, 'cd'))).status).toBe(200);
       await new Promise((r) => setTimeout(r, 300));
       // Rate-limited: the second request within the interval is not named again yet.
       expect(notes.filter((n) => n.includes('no profile reads'))).toHaveLength(1);
-      expect(server.unreadProducers()).toEqual([{ serviceName: OI_SERVICE, scopeName: OI_SCOPE, scopeNames: [OI_SCOPE], records: 10, spans: 10 }]);
+      expect(server.unreadProducers()).toEqual([{ serviceName: WEB_SERVICE, scopeName: WEB_SCOPE, scopeNames: [WEB_SCOPE], records: 10, spans: 10 }]);
       expect(server.agents()).toEqual([]);
     } finally {
       await server.close();
     }
     const said = notes.filter((n) => n.includes('no profile reads'));
     expect(said).toHaveLength(2);
-    expect(said[0]).toMatch(/^serve: 4 record\(s\) no profile reads \(not judged\), by producer: 4 record\(s\) from service.name oi-agent, scopes openinference\.instrumentation\.openai\./);
+    expect(said[0]).toContain(`serve: 4 record(s) no profile reads (not judged), by producer: 4 record(s) from service.name ${WEB_SERVICE}, scopes ${WEB_SCOPE}.`);
     expect(said[1]).toMatch(/^serve: 6 record\(s\) no profile reads/);
     for (const n of said) expectNamedNeverValued(n);
     // Counted: a metric whose only attribute is the signal (a closed vocabulary).
@@ -198,14 +199,14 @@ describe('in process: one OpenTelemetry diagnostic', () => {
       { length: n },
       (_, i) =>
         new RecordedSpan({
-          name: 'tool_call',
-          attributes: { 'openinference.span.kind': 'TOOL', 'tool.name': SECRETS[1] },
+          name: 'GET',
+          attributes: { 'http.request.method': 'GET', 'url.path': SECRETS[0] },
           spanContext: { traceId: seed.toString(16).padStart(32, '0'), spanId: (i + 1).toString(16).padStart(16, '0'), traceFlags: 1 },
           parentSpanContext: undefined,
           startTime: [1_800_000_000, i],
           endTime: [1_800_000_000, i + 1],
-          scopeName: OI_SCOPE,
-          resource: { attributes: { 'service.name': OI_SERVICE, 'host.name': SECRETS[3] } },
+          scopeName: WEB_SCOPE,
+          resource: { attributes: { 'service.name': WEB_SERVICE, 'host.name': SECRETS[3] } },
         }),
     );
 
@@ -224,7 +225,7 @@ describe('in process: one OpenTelemetry diagnostic', () => {
     expect(about()).toHaveLength(beforeShutdown);
     await guard.shutdown();
     expect(about()).toHaveLength(1);
-    expect(about()[0]).toMatch(new RegExp(`${records < 64 ? records : 64} record\\(s\\) from service\\.name ${OI_SERVICE}`));
+    expect(about()[0]).toMatch(new RegExp(`${records < 64 ? records : 64} record\\(s\\) from service\\.name ${WEB_SERVICE}`));
     expectNamedNeverValued(about()[0] ?? '');
   });
 });

@@ -12,6 +12,7 @@ import type { WireProfileDefinition } from '../profiles/registry.js';
 import { notCheckableReasons } from '../profiles/wire-profile.js';
 import type { InputIdentifiers } from '../replay/audit.js';
 import type { ReportData } from './report-data.js';
+import { SCOPE_NAME_SHAPE } from './report-data.js';
 import { BREAKER_VARIANTS, FAILURE_VARIANTS } from './what-if.js';
 
 const PHASES = ['idle', 'tracking', 'warned', 'latched'];
@@ -63,7 +64,7 @@ const FIELDS: Readonly<Record<string, Check>> = {
   group: (v) => LABEL.test(v),
   serviceVersion: (v) => LABEL.test(v),
   serviceName: (v) => LABEL.test(v),
-  scopeNames: (v) => LABEL.test(v),
+  scopeNames: (v) => v === '(other)' || SCOPE_NAME_SHAPE.test(v),
   id: (v) => ROW_ID.test(v) || v in FAILURE_VARIANTS || v in BREAKER_VARIANTS || IDENTIFIER.test(v),
   description: () => true, // fixed invariant descriptions from replay/audit.ts; checked below
   variant: (v) => v in FAILURE_VARIANTS || v in BREAKER_VARIANTS,

@@ -176,9 +176,12 @@ export interface BuildReportOptions {
   readonly prices?: PriceTable;
 }
 
-/** A Resource or scope name shown in the report (the audit's label shape), else `(other)`. */
+/** A `service.name` shown in the report (the audit's label shape), else `(other)`. */
 const LABEL_SHAPE = /^[A-Za-z0-9][A-Za-z0-9._+-]{0,63}$/;
 const label = (name: string | undefined): string => (name === undefined ? '(unset)' : LABEL_SHAPE.test(name) ? name : '(other)');
+/** An instrumentation scope name shown in the report (a package name: `@scope/name` allowed), else `(other)`. */
+export const SCOPE_NAME_SHAPE = /^@?[A-Za-z0-9][A-Za-z0-9._+/-]{0,99}$/;
+const scopeLabel = (name: string): string => (SCOPE_NAME_SHAPE.test(name) ? name : '(other)');
 
 const ADVANCING = new Set(['tracked', 'would_warn', 'warned', 'would_stop', 'stopped']);
 const IDENTIFIER = /^[a-z][a-z0-9_]{0,63}$/;
@@ -440,7 +443,7 @@ export function buildReportData(
       clockAnomalies: result.clockAnomalies,
       repetition,
       byProfile: group(byProfile),
-      unread: result.unread.map((u) => ({ serviceName: label(u.serviceName), scopeNames: u.scopeNames.map(label), records: u.records })),
+      unread: result.unread.map((u) => ({ serviceName: label(u.serviceName), scopeNames: u.scopeNames.map(scopeLabel), records: u.records })),
       byDeployment: group(byDeployment),
       invariants: invariants.map((i) => ({
         id: i.id,
