@@ -237,7 +237,8 @@ describe('replay: slips (issue 12, case 8)', () => {
 
   it('--help lists the choices of --mode and --profile', () => {
     const r = cli('replay', '--help');
-    expect(r.stdout).toMatch(/--mode <mode>\s+guard mode for every prompt: shadow, warn or enforce/);
+    expect(r.stdout.replace(/\s+/g, ' ')).toMatch(/--mode <mode> guard mode for every prompt: shadow, warn or enforce/);
+    expect(r.stdout.replace(/\s+/g, ' ')).toContain('(choices: "ineligible", "key-by-tool", default: "ineligible")');
     // Every registry entry is a choice, after `auto`.
     expect(r.stdout.replace(/\s+/g, ' ')).toContain(`choices: ${['auto', ...Object.keys(WIRE_PROFILES)].map((p) => `"${p}"`).join(', ')}`);
   });

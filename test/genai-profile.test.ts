@@ -38,8 +38,9 @@ describe('genai profile: outcome of one execute_tool span (table)', () => {
     ['error + exception event (pydantic-ai ModelRetry)', { status: ERROR, exceptionType: 'pydantic_ai.exceptions.ToolRetryError' }, { terminal: 'error', execution: 'error', key: 'tool_retry' }],
     ['error + exception event (Strands raised FileNotFoundError)', { status: ERROR, exceptionType: 'FileNotFoundError' }, { terminal: 'error', execution: 'error', key: 'file_not_found' }],
     ['error.type wins over the exception event', { status: ERROR, attributes: { 'error.type': 'ECONNREFUSED' }, exceptionType: 'ValueError' }, { terminal: 'error', execution: 'error', key: 'connection_error' }],
-    ['error status, no type at all: unknown', { status: ERROR }, { terminal: 'error', execution: 'unknown' }],
-    ['error.type _OTHER is unclassified: unknown', { status: ERROR, attributes: { 'error.type': '_OTHER' } }, { terminal: 'error', execution: 'unknown' }],
+    // It ran and failed, with no class: the design's unclassified error (ineligible; the reducer resets as unknown).
+    ['error status, no type at all: untyped', { status: ERROR }, { terminal: 'error', execution: 'error' }],
+    ['error.type _OTHER is unclassified: untyped', { status: ERROR, attributes: { 'error.type': '_OTHER' } }, { terminal: 'error', execution: 'error' }],
     ['asyncio CancelledError: cancelled', { status: ERROR, exceptionType: 'asyncio.exceptions.CancelledError' }, { terminal: 'cancelled', execution: 'cancelled' }],
     ['Strands cancellation attribute: cancelled', { attributes: { 'strands.cancellation.type': 'CancelledError' } }, { terminal: 'cancelled', execution: 'cancelled' }],
     ['pydantic-ai validation failure: not_started', { status: ERROR, attributes: { 'pydantic_ai.tool.failure_stage': 'validation' }, exceptionType: 'ToolRetryError' }, { terminal: 'error', execution: 'not_started' }],

@@ -2,6 +2,8 @@
 /**
  * The `repeated-tool-failure-guard` command line: `replay` and `serve`.
  */
+import { UNTYPED_FAILURE_POLICIES } from '../core/failure/reducer.js';
+import type { UntypedFailurePolicy } from '../core/failure/reducer.js';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { parseGuardMode } from '../core/mode.js';
 import type { GuardMode } from '../core/failure/types.js';
@@ -69,10 +71,25 @@ program
   .option('--prices <file>', 'with --report: JSON price table, US dollars per million tokens by model, for requests whose telemetry states no cost (docs/report.md)')
   .option('--owner-attribute <key>', "with --report: the attribute naming a prompt's owner, the rollout gate's resampling unit", 'user.id')
   .option('--cohort-attribute <key>', 'with --report: the record or Resource attribute stating the mode a prompt ran under', 'repeated_tool_failure_guard.mode')
+  .addOption(
+    new Option('--untyped-failures <policy>', 'a failed call with no type (no error.type, no exception type): ineligible, the design\'s rule (unknown: never counted, counted in the summary), or key-by-tool (keyed by the tool alone; the report\'s what-if shows its effect first)')
+      .choices([...UNTYPED_FAILURE_POLICIES])
+      .default('ineligible'),
+  )
   .action(
     async (
       files: string[],
-      opts: { mode?: GuardMode; profile: WireProfileName | 'auto'; format: 'text' | 'json'; compare: boolean; report?: string; prices?: string; ownerAttribute: string; cohortAttribute: string },
+      opts: {
+        mode?: GuardMode;
+        profile: WireProfileName | 'auto';
+        format: 'text' | 'json';
+        compare: boolean;
+        report?: string;
+        prices?: string;
+        ownerAttribute: string;
+        cohortAttribute: string;
+        untypedFailures: UntypedFailurePolicy;
+      },
     ) => {
     // Commands load lazily: the Claude Code hook runs once per tool event and must start fast.
       const { runReplay } = await import('./commands/replay.js');
@@ -119,6 +136,11 @@ program
     new Option('--claude-code-hook-port <port>', "also answer Claude Code's HTTP hooks (type \"http\") on this port at /hooks/claude-code, in --mode, sessions in memory; needs --bearer-token-file").argParser(portArg),
   )
   .option('--new-prompts-only', 'judge only prompts whose start record (qwen-code.user_prompt) arrives with a time after this process started (replicas: a restart never judges a prompt seen only in part)', false)
+  .addOption(
+    new Option('--untyped-failures <policy>', 'a failed call with no type (no error.type, no exception type): ineligible, the design\'s rule (unknown: never counted, counted in the summary), or key-by-tool (keyed by the tool alone; the report\'s what-if shows its effect first)')
+      .choices([...UNTYPED_FAILURE_POLICIES])
+      .default('ineligible'),
+  )
   .action(
     async (opts: {
       port: number;
@@ -131,6 +153,7 @@ program
       ingestBudgetBytes: number;
       mode: GuardMode;
       profile: WireProfileName | 'auto';
+      untypedFailures: UntypedFailurePolicy;
       report?: string;
       grpcPort?: number;
       instanceId?: string;

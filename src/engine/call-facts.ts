@@ -49,6 +49,8 @@ export interface PromptInfo {
   /** A route the record suggests, applied only while the route is not proven (e.g. a headless-only attribute). */
   readonly inferredRoute?: GuardRoute;
   readonly sessionId?: string;
+  /** The producer's Resource `service.name` (which agent), when the profile reads it. */
+  readonly serviceName?: string;
   /** True when the record proves a foreground prompt (interaction span, interaction llm_request, api_request). */
   readonly foreground?: boolean;
   /**

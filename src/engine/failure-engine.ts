@@ -12,7 +12,8 @@
 import { BoundedMap, BoundedSet } from './bounded.js';
 import { PromptRegistry } from './prompt-registry.js';
 import { notifyAll } from './notify.js';
-import { reduceFailure, initialFailureState } from '../core/failure/reducer.js';
+import { DEFAULT_FAILURE_POLICY, reduceFailure, initialFailureState } from '../core/failure/reducer.js';
+import type { FailurePolicy } from '../core/failure/reducer.js';
 import type { CallUpdate, PromptInfo } from './call-facts.js';
 import { findCall, hasCancelledCall, hasOverflowed, hasRunningCall, hasSettledCall, hasUnsettledCall, isExplicitBatch, markUnrecordedCalls, mergeCallUpdate, mergeIntoCall, newOpenBatch, releaseBatch, reopenBatch, sealBatch } from './batch-assembler.js';
 import type { CallRecord, OpenBatch } from './batch-assembler.js';
@@ -46,6 +47,8 @@ interface PromptEntry {
   messageType: string | undefined;
   traceId: string | undefined;
   sessionId: string | undefined;
+  /** The producer's Resource `service.name`, when the profile passed it (which agent). */
+  serviceName: string | undefined;
   state: FailureState;
   open: OpenBatch | undefined;
   /**
@@ -95,6 +98,7 @@ const MAX_SPARE_BATCHES = 4;
  */
 export class FailureEngine {
   private readonly _settings: FailureEngineSettings;
+  private readonly _policy: FailurePolicy;
   /**
    * Prompts held, with tombstones: prompts that ended (their late records are dropped) and prompts
    * evicted before they ended (never tracked again, so they can never enforce).
@@ -111,6 +115,8 @@ export class FailureEngine {
 
   constructor(settings: FailureEngineSettings) {
     this._settings = settings;
+    // The design's policy; only the opt-in treatment of untyped failures may differ.
+    this._policy = settings.untypedFailures === 'key-by-tool' ? Object.freeze({ ...DEFAULT_FAILURE_POLICY, untypedFailures: 'key-by-tool' }) : DEFAULT_FAILURE_POLICY;
     this._prompts = new PromptRegistry({
       maxEntries: settings.maxOpenPrompts,
       maxBytes: settings.maxHeldBytes ?? DEFAULT_MAX_HELD_BYTES,
@@ -237,6 +243,7 @@ export class FailureEngine {
     const entry = this._entry(promptId);
     if (entry === undefined) return;
     if (info.sessionId !== undefined && entry.sessionId === undefined) entry.sessionId = info.sessionId;
+    if (info.serviceName !== undefined && entry.serviceName === undefined) entry.serviceName = info.serviceName;
     if (info.traceId !== undefined && entry.traceId === undefined) entry.traceId = info.traceId;
     if (info.note !== undefined) entry.note = info.note;
     if (info.foreground === true) entry.flags |= FOREGROUND;
@@ -497,6 +504,7 @@ export class FailureEngine {
       messageType: undefined,
       traceId: undefined,
       sessionId: undefined,
+      serviceName: undefined,
       state: initialFailureState(),
       open: undefined,
       closing: undefined,
@@ -585,12 +593,16 @@ export class FailureEngine {
     const pending = entry.pending;
     if (pending === undefined) return undefined;
     entry.pending = undefined;
-    const [next, outcome] = reduceFailure(entry.state, {
-      type: 'batch_settled',
-      mode: entry.mode,
-      batch: pending.receipt,
-      ...drain,
-    });
+    const [next, outcome] = reduceFailure(
+      entry.state,
+      {
+        type: 'batch_settled',
+        mode: entry.mode,
+        batch: pending.receipt,
+        ...drain,
+      },
+      this._policy,
+    );
     entry.state = next;
     const decision: BatchDecision = {
       promptId: entry.promptId,
@@ -598,6 +610,7 @@ export class FailureEngine {
       mode: entry.mode,
       route: entry.route,
       sessionId: entry.sessionId,
+      ...(entry.serviceName === undefined ? {} : { serviceName: entry.serviceName }),
       receipt: pending.receipt,
       drain,
       drainSource: source,

@@ -5,6 +5,7 @@
 import type { BatchReceipt, DrainSignals, FailureOutcome, GuardMode } from '../core/failure/types.js';
 import type { GuardRoute } from './call-facts.js';
 import type { ExecutionErrorVocabulary } from './error-vocabulary.js';
+import type { UntypedFailurePolicy } from '../core/failure/reducer.js';
 
 /** One reduced batch, reported to every engine listener (including decision `none`). */
 export interface BatchDecision {
@@ -14,6 +15,11 @@ export interface BatchDecision {
   readonly mode: GuardMode;
   readonly route: GuardRoute;
   readonly sessionId: string | undefined;
+  /**
+   * The producer's Resource `service.name` (which agent), when its profile reads it (`genai`,
+   * `openinference`); used to count untyped failures per agent. Never a metric label.
+   */
+  readonly serviceName?: string;
   readonly receipt: BatchReceipt;
   readonly drain: DrainSignals;
   /** Where the drain signals came from: the control hook, or assumed by the engine. */
@@ -92,6 +98,11 @@ export interface FailureEngineSettings {
    * (replay and serve, where no Session calls the hook). In-process it is true.
    */
   readonly controlHookRequired: boolean;
+  /**
+   * What a failure with no type is (see `FailurePolicy.untypedFailures`): the design's `ineligible`,
+   * or the opt-in `key-by-tool`. @defaultValue `'ineligible'`
+   */
+  readonly untypedFailures?: UntypedFailurePolicy;
   /**
    * When set, a prompt is judged only if {@link FailureEngine.startPrompt} reported its start with
    * an event time at or after this value (milliseconds since the epoch) before any of its calls

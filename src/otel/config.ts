@@ -12,6 +12,8 @@ import type { RepetitionConfig } from '../core/repetition/config.js';
 import type { BatchSpanProfileOptions } from '../profiles/batch-span/batch-span-profile.js';
 import { DEFAULT_NAMESPACE } from './semconv.js';
 import type { GuardMode } from '../core/failure/types.js';
+import { UNTYPED_FAILURE_POLICIES } from '../core/failure/reducer.js';
+import type { UntypedFailurePolicy } from '../core/failure/reducer.js';
 import type { WireProfileFactory } from '../profiles/wire-profile.js';
 import { ProducerRecognizer } from '../profiles/router/producer-recognizer.js';
 import { isWireProfileName, WIRE_PROFILES } from '../profiles/registry.js';
@@ -105,6 +107,17 @@ export interface RepeatedToolFailureGuardOptions {
    */
   readonly promptStartRequiredFromMillis?: number;
   /**
+   * What a failed call with no type at all is (status error, no `error.type`, no exception type:
+   * OpenAI Agents under OpenLLMetry or OpenInference). `'ineligible'` is the design's rule: such a
+   * failure is `unknown`, resets the candidate and disables enforcement for the prompt, so the
+   * guard never fires for a producer that never types its failures (the summary and report count
+   * them). `'key-by-tool'` is an explicit opt-in: every untyped failure of a tool is the key
+   * `(tool, untyped)`, so two different failures of one tool count as one streak (the report's
+   * policy what-if shows what this would do on your telemetry first). Emitted as the execution error
+   * type `untyped`. @defaultValue `'ineligible'`
+   */
+  readonly untypedFailures?: UntypedFailurePolicy;
+  /**
    * The identical tool-call repetition breaker (second guard). `mode` defaults to the failure
    * guard's mode; thresholds default to `{ enabled: true, warn: 3, abort: 5, windowSize: 0 }`
    * (the seed PR); `abort <= warn` is clamped to `warn + 1`.
@@ -133,6 +146,7 @@ export interface ResolvedGuardOptions {
   readonly clock: () => number;
   readonly controlHookRequired: boolean;
   readonly promptStartRequiredFromMillis: number | undefined;
+  readonly untypedFailures: UntypedFailurePolicy;
   readonly repetitionMode: GuardMode;
   readonly repetition: RepetitionConfig;
 }
@@ -150,6 +164,7 @@ export const DEFAULT_OPTIONS = {
   maxHeldBytes: DEFAULT_MAX_HELD_BYTES,
   sweepIntervalMillis: 60_000,
   controlHookRequired: true,
+  untypedFailures: 'ineligible',
 } as const satisfies Partial<ResolvedGuardOptions>;
 
 /** Result of {@link validateOptions}: usable options, and one diagnostic per invalid input. */
@@ -318,6 +333,11 @@ export function validateOptions(
   if (typeof rawStart === 'number' && Number.isFinite(rawStart)) promptStartRequiredFromMillis = rawStart;
   else if (rawStart !== undefined) issues.push('promptStartRequiredFromMillis must be a finite number of milliseconds; judging every prompt');
 
+  const rawUntyped = get('untypedFailures');
+  let untypedFailures: UntypedFailurePolicy = DEFAULT_OPTIONS.untypedFailures;
+  if (typeof rawUntyped === 'string' && (UNTYPED_FAILURE_POLICIES as readonly string[]).includes(rawUntyped)) untypedFailures = rawUntyped as UntypedFailurePolicy;
+  else if (rawUntyped !== undefined) issues.push(`untypedFailures must be one of ${UNTYPED_FAILURE_POLICIES.join(', ')}; using ${DEFAULT_OPTIONS.untypedFailures}`);
+
   const resolved: ResolvedGuardOptions = {
     mode,
     profile,
@@ -337,6 +357,7 @@ export function validateOptions(
     clock,
     controlHookRequired,
     promptStartRequiredFromMillis,
+    untypedFailures,
     repetitionMode,
     repetition: repetition.config,
   };

@@ -18,6 +18,7 @@ import { RepeatedToolFailureGuardLogRecordProcessor } from './repeated-tool-fail
 import { RepeatedToolFailureGuardSpanProcessor } from './repeated-tool-failure-guard-span-processor.js';
 import { INSTRUMENTATION_SCOPE_NAME } from '../profiles/wire-profile.js';
 import type { GuardMode } from '../core/failure/types.js';
+import { UNTYPED_EXECUTION_ERROR_TYPE } from '../core/failure/reducer.js';
 import type { TelemetrySink } from './telemetry-sink.js';
 import type { LogRecordView, SpanView, WireProfile } from '../profiles/wire-profile.js';
 
@@ -71,9 +72,11 @@ export class RepeatedToolFailureGuard implements TelemetrySink {
     this._active = o.mode !== 'off' || o.repetitionMode !== 'off';
     // A factory profile declares no vocabulary: every execution error type it reports is emitted as `other`.
     // `auto` routes to every built-in profile: their vocabularies together (each closed).
-    const vocabulary: ReadonlySet<string> = new Set(
-      o.profile === 'auto' ? ALL_EXECUTION_ERROR_TYPES : typeof o.profile === 'string' ? WIRE_PROFILES[o.profile].executionErrorTypes : [],
-    );
+    // The opt-in key of untyped failures is emitted as its own value, `untyped`.
+    const vocabulary: ReadonlySet<string> = new Set([
+      ...(o.profile === 'auto' ? ALL_EXECUTION_ERROR_TYPES : typeof o.profile === 'string' ? WIRE_PROFILES[o.profile].executionErrorTypes : []),
+      ...(o.untypedFailures === 'key-by-tool' ? [UNTYPED_EXECUTION_ERROR_TYPE] : []),
+    ]);
     this.engine = new FailureEngine({
       mode: o.mode,
       offMessageTypes: o.offMessageTypes,
@@ -84,6 +87,7 @@ export class RepeatedToolFailureGuard implements TelemetrySink {
       maxHeldBytes: o.maxHeldBytes,
       executionErrorTypes: vocabulary,
       controlHookRequired: o.controlHookRequired,
+      untypedFailures: o.untypedFailures,
       promptStartRequiredFromMillis: o.promptStartRequiredFromMillis,
       now: o.clock,
       reportError: (err) => globalErrorHandler(err as Error),

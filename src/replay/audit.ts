@@ -2,6 +2,8 @@
  * The design's Phase 1 shadow invariants that can be checked from telemetry
  * (design "Phase 1: shadow", "Required invariants").
  */
+import { isUntypedFailure } from '../core/failure/reducer.js';
+import type { UntypedFailurePolicy } from '../core/failure/reducer.js';
 import { RESET_REASONS } from '../core/failure/types.js';
 import type { BatchDecision } from '../engine/failure-types.js';
 import type { RecordBatch } from '../otlp/records.js';
@@ -243,7 +245,10 @@ export function auditInvariants(
   ids: InputIdentifiers,
   namespace: string | readonly string[] = 'qwen-code',
   notCheckable: Readonly<Record<string, string>> = {},
+  untypedFailures: UntypedFailurePolicy = 'ineligible',
 ): InvariantResult[] {
+  // The opt-in counts untyped failures on purpose: they are what it keys, not a violation.
+  const keyedUntyped = untypedFailures === 'key-by-tool';
   const counted: string[] = [];
   const incomplete: string[] = [];
   const enforcedAfterUnreliable: string[] = [];
@@ -257,7 +262,7 @@ export function auditInvariants(
     const o = d.outcome;
     if (latched.has(d.promptId) && o.decision !== 'none') afterLatched.push(where);
     if (ADVANCING.has(o.decision)) {
-      const bad = d.receipt.observations.filter((x) => !x.providerDuplicate && !isEligibleFailure(x) && !isSuccess(x));
+      const bad = d.receipt.observations.filter((x) => !x.providerDuplicate && !isEligibleFailure(x) && !isSuccess(x) && !(keyedUntyped && isUntypedFailure(x)));
       if (bad.length > 0) counted.push(`${where}: ${bad.length} ineligible outcome(s) in a counted batch`);
       if (!d.receipt.complete) incomplete.push(where);
     }
@@ -282,7 +287,13 @@ export function auditInvariants(
     return { id, description, held: violations.length === 0, ...(why === undefined ? {} : { notCheckable: why }), violations };
   };
   return [
-    result('no_ineligible_counted', 'zero cancelled, not_started, unknown or post-execution outcomes counted', counted),
+    result(
+      'no_ineligible_counted',
+      keyedUntyped
+        ? 'zero cancelled, not_started, unknown or post-execution outcomes counted (failures with no type counted by --untyped-failures key-by-tool)'
+        : 'zero cancelled, not_started, unknown or post-execution outcomes counted',
+      counted,
+    ),
     result('no_incomplete_decisions', 'zero decisions based on incomplete batches', incomplete),
     result('no_enforcement_after_unreliable_drain', 'zero enforcement after an unreliable input drain', enforcedAfterUnreliable),
     result('no_sensitive_telemetry', 'zero raw argument, result, path or error-text fields in guard telemetry', leaks),

@@ -2,6 +2,7 @@
  * Replay recorded telemetry through the same processors as the in-process path, on a virtual
  * clock, and collect every batch decision plus the guard's own emitted telemetry.
  */
+import type { UntypedFailurePolicy } from '../core/failure/reducer.js';
 import { ROOT_CONTEXT } from '@opentelemetry/api';
 import { AggregationTemporality, InMemoryMetricExporter, MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
 import { InMemoryLogRecordExporter, LoggerProvider, SimpleLogRecordProcessor } from '@opentelemetry/sdk-logs';
@@ -41,6 +42,12 @@ export interface ReplayOptions {
    */
   readonly profile?: WireProfileName | 'auto';
   readonly batchSpan?: BatchSpanProfileOptions;
+  /**
+   * What a failed call with no type is: `'ineligible'` (the design's rule, `unknown`) or the opt-in
+   * `'key-by-tool'` (keyed `(tool, untyped)`; see `RepeatedToolFailureGuardOptions.untypedFailures`).
+   * @defaultValue `'ineligible'`
+   */
+  readonly untypedFailures?: UntypedFailurePolicy;
   /** Called every `progressEvery` events with (done, total). */
   readonly onProgress?: (done: number, total: number) => void;
   /** @defaultValue `5000` */
@@ -122,6 +129,8 @@ export interface ReplayResult {
    * registry entry and the input's spans: `auditInvariants` reports them `not checkable`. Absent: none.
    */
   readonly notCheckable?: Readonly<Record<string, string>>;
+  /** What failures with no type were under (the option given): `auditInvariants` and the summary read it. Absent: `ineligible`. */
+  readonly untypedFailures?: UntypedFailurePolicy;
   /** What the profile's wire cannot show the guard (fixed sentences). Absent: nothing known. */
   readonly blindSpots?: readonly string[];
 }
@@ -235,6 +244,7 @@ export async function replayRecords(records: RecordBatch | ProjectedRecordBatch,
           ...(profiles.length === 1 ? { namespace: WIRE_PROFILES[profile].defaultNamespace } : {}),
         }),
     batchSpan,
+    untypedFailures: options.untypedFailures,
     clock: () => now,
     controlHookRequired: false,
     sweepIntervalMillis: 0,
@@ -340,5 +350,6 @@ export async function replayRecords(records: RecordBatch | ProjectedRecordBatch,
     // Several profiles in use: what any of them cannot check or see.
     notCheckable: Object.assign({}, ...profiles.map((p) => notCheckableFor((WIRE_PROFILES[p] as WireProfileDefinition).notCheckable, records.spans))) as Record<string, string>,
     blindSpots: [...new Set(profiles.flatMap((p) => (WIRE_PROFILES[p] as WireProfileDefinition).blindSpots ?? []))],
+    untypedFailures: guard.options.untypedFailures,
   };
 }

@@ -76,6 +76,8 @@ const FIELDS: Readonly<Record<string, Check>> = {
 const MAP_KEYS: Readonly<Record<string, Check>> = {
   decisions: oneOf(...FAILURE_DECISIONS),
   resetReasons: oneOf(...RESET_REASONS),
+  // Agents are profile names (closed: the registry's).
+  untypedFailures: (v) => LABEL.test(v),
   unjudged: oneOf(...(['turn_cancelled', 'cancelled_call', 'other_loop_stop', 'no_terminal_records'] satisfies UnjudgedReason[])),
   evictions: oneOf('capacity', 'idle'),
   repetition: oneOf(...BREAKER_DECISIONS),

@@ -7,6 +7,7 @@
  * Longer than the ~350-line norm on purpose: the data of the five report sections and the structural
  * audit that checks every field of them sit together, so a new field cannot skip the audit.
  */
+import { isUntypedFailure } from '../core/failure/reducer.js';
 import type { BatchDecision } from '../engine/failure-types.js';
 import type { InvariantResult } from '../replay/audit.js';
 import type { ReplayResult } from '../replay/replay.js';
@@ -129,6 +130,12 @@ export interface ReportData {
     readonly batches: number;
     readonly decisions: Readonly<Record<string, number>>;
     readonly resetReasons: Readonly<Record<string, number>>;
+    /**
+     * Failed calls with no type (`isUntypedFailure`), per agent (the profile that read the prompt):
+     * by the design these never count toward a stop; the what-if row `untyped_key_by_tool` shows
+     * what keying them by tool would have done.
+     */
+    readonly untypedFailures: Readonly<Record<string, number>>;
     readonly unjudged: Readonly<Record<string, number>>;
     readonly evictions: Readonly<Record<string, number>>;
     readonly lateRecords: number;
@@ -297,13 +304,19 @@ export function buildReportData(
   const breakerByPrompt = groupBy(result.repetition, (r) => r.promptId);
   const promptInfo = new Map(inputs.prompts.map((p) => [p.promptId, p]));
 
+  // The agent of a prompt: the profile whose reader saw it, else the only profile in use.
+  const onlyProfile = result.profiles.length === 1 ? result.profiles[0] : undefined;
+  const agentOf = (promptId: string): string => promptInfo.get(promptId)?.agent ?? onlyProfile ?? profile;
   const decisions: Record<string, number> = {};
   const resetReasons: Record<string, number> = {};
+  const untypedByAgent: Record<string, number> = {};
   const sessions = new Set<string>();
   for (const d of result.decisions) {
     inc(decisions, d.outcome.decision);
     if (d.outcome.resetReason !== undefined) inc(resetReasons, d.outcome.resetReason);
     if (d.sessionId !== undefined) sessions.add(d.sessionId);
+    const untyped = d.receipt.observations.filter(isUntypedFailure).length;
+    if (untyped > 0) inc(untypedByAgent, agentOf(d.promptId), untyped);
   }
   const unjudged: Record<string, number> = {};
   for (const u of result.unjudgedBatches) inc(unjudged, u.reason);
@@ -323,9 +336,6 @@ export function buildReportData(
     return [Number.isFinite(lo) ? lo : 0, Number.isFinite(hi) ? hi : 0];
   };
 
-  // The agent of a prompt: the profile whose reader saw it, else the only profile in use.
-  const onlyProfile = result.profiles.length === 1 ? result.profiles[0] : undefined;
-  const agentOf = (promptId: string): string => promptInfo.get(promptId)?.agent ?? onlyProfile ?? profile;
   const costOf = (promptId: string): CostOf => {
     const agent = agentOf(promptId);
     return (u) => requestCost(u, agent, options.prices);
@@ -437,6 +447,7 @@ export function buildReportData(
       batches: result.decisions.length,
       decisions,
       resetReasons,
+      untypedFailures: untypedByAgent,
       unjudged,
       evictions,
       lateRecords: result.lateRecords,

@@ -92,7 +92,7 @@ export async function renderReportFromParts(
   options: RenderReportOptions = {},
 ): Promise<{ html: string; data: ReportData }> {
   const charts = options.charts ?? (await loadChartRenderer());
-  const invariants = auditInvariants(result.decisions, result.emitted, ids, result.namespaces ?? result.namespace, result.notCheckable);
+  const invariants = auditInvariants(result.decisions, result.emitted, ids, result.namespaces ?? result.namespace, result.notCheckable, result.untypedFailures);
   const data = buildReportData(result, inputs, invariants, { ...options, profile: options.profile ?? 'qwen-code' });
   const problems = auditReportData(data, ids, new Set(invariants.map((i) => i.description)));
   if (problems.length > 0) throw new ReportPrivacyError(problems);

@@ -3,6 +3,8 @@
  */
 import { outputId } from '../otel/output-id.js';
 import { batchCountBucket, failureCountBucket } from '../core/buckets.js';
+import { isUntypedFailure } from '../core/failure/reducer.js';
+import type { UntypedFailurePolicy } from '../core/failure/reducer.js';
 import type { BatchDecision, UnjudgedReason } from '../engine/failure-types.js';
 import type { UnjudgedBatch } from '../replay/replay.js';
 import type { RepetitionDecisionRecord } from '../engine/repetition-engine.js';
@@ -107,20 +109,34 @@ export interface ReplaySummary {
   readonly untypedFailures: number;
   /** Batches holding at least one untyped failure. */
   readonly untypedFailureBatches: number;
+  /** Untyped failures per agent: the producer's `service.name` where its profile reads it, else `-`. */
+  readonly untypedFailuresByAgent: Readonly<Record<string, number>>;
+  /** What the untyped failures were under: the design's `ineligible`, or the opt-in `key-by-tool`. */
+  readonly untypedFailurePolicy: UntypedFailurePolicy;
 }
 
-/** Summarise decisions. */
-export function summarise(decisions: readonly BatchDecision[]): ReplaySummary {
+/**
+ * Summarise decisions.
+ *
+ * @param untypedFailurePolicy - the policy the decisions were made under (how the summary words
+ *   the untyped failures); @defaultValue `'ineligible'`
+ */
+export function summarise(decisions: readonly BatchDecision[], untypedFailurePolicy: UntypedFailurePolicy = 'ineligible'): ReplaySummary {
   const decisionsCount: Record<string, number> = {};
   const reasons: Record<string, number> = {};
   const prompts = new Set<string>();
   let untypedFailures = 0;
   let untypedFailureBatches = 0;
+  const byAgent: Record<string, number> = {};
   for (const d of decisions) {
     prompts.add(d.promptId);
     const untyped = d.receipt.observations.filter(isUntypedFailure).length;
     untypedFailures += untyped;
-    if (untyped > 0) untypedFailureBatches += 1;
+    if (untyped > 0) {
+      untypedFailureBatches += 1;
+      const agent = d.serviceName ?? '-';
+      byAgent[agent] = (byAgent[agent] ?? 0) + untyped;
+    }
     const k = d.outcome.decision;
     decisionsCount[k] = (decisionsCount[k] ?? 0) + 1;
     if (d.outcome.resetReason !== undefined) reasons[d.outcome.resetReason] = (reasons[d.outcome.resetReason] ?? 0) + 1;
@@ -136,12 +152,9 @@ export function summarise(decisions: readonly BatchDecision[]): ReplaySummary {
     stopped: decisionsCount.stopped ?? 0,
     untypedFailures,
     untypedFailureBatches,
+    untypedFailuresByAgent: byAgent,
+    untypedFailurePolicy,
   };
-}
-
-/** A call that ran and failed with no execution error type (or `unknown`): the design's unclassified error. */
-function isUntypedFailure(o: BatchDecision['receipt']['observations'][number]): boolean {
-  return o.terminalStatus === 'error' && o.executionStatus === 'error' && (o.executionErrorType === undefined || o.executionErrorType === 'unknown');
 }
 
 function counts(r: Readonly<Record<string, number>>): string {
@@ -201,7 +214,12 @@ export function renderSummary(
     `  reset reasons: ${counts(s.resetReasons)}`,
     ...(s.untypedFailures === 0
       ? []
-      : [`  untyped failures: ${s.untypedFailures} call(s) in ${s.untypedFailureBatches} batch(es) failed with no error type: counted here, never toward a stop (the design's unknown: each such batch resets the candidate)`]),
+      : [
+          s.untypedFailurePolicy === 'key-by-tool'
+            ? `  untyped failures: ${s.untypedFailures} call(s) in ${s.untypedFailureBatches} batch(es) failed with no error type: keyed by tool alone (--untyped-failures key-by-tool)`
+            : `  untyped failures: ${s.untypedFailures} call(s) in ${s.untypedFailureBatches} batch(es) failed with no error type: counted here, never toward a stop (the design's unknown: each such batch resets the candidate; --untyped-failures key-by-tool keys them by tool)`,
+          `    per agent (service.name): ${counts(s.untypedFailuresByAgent)}`,
+        ]),
     `  would_warn ${s.wouldWarn}, would_stop ${s.wouldStop}, warned ${s.warned}, stopped ${s.stopped}`,
   ];
 }

@@ -145,6 +145,8 @@ export interface BreakerWhatIfRow {
 export const FAILURE_VARIANTS = {
   /** A success of another tool that changes files (edit, write) between failures resets the candidate. */
   file_change_resets: 'a success of a file-changing tool resets the candidate',
+  /** `--untyped-failures key-by-tool`: a failure with no type is keyed (tool, untyped) instead of resetting as unknown. */
+  untyped_key_by_tool: 'failures with no type keyed by tool alone (--untyped-failures key-by-tool)',
 } as const;
 
 /** Named breaker variants (input transforms ahead of the unchanged reducer). */
@@ -296,6 +298,7 @@ export function failureWhatIf(prompts: readonly WhatIfPrompt[], fileChangingTool
     for (const b of grid.batchThresholds ?? [1, 2, 3]) rows.push(row({ ...d, failureThreshold: f, batchThreshold: b }, undefined));
   }
   rows.push(row({ ...d, resetOnSuccessOf: fileChangingTools }, 'file_change_resets'));
+  rows.push(row({ ...d, untypedFailures: 'key-by-tool' }, 'untyped_key_by_tool'));
   return rows;
 }
 

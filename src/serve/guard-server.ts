@@ -7,6 +7,7 @@
  * live beside it (`otlp-http-receiver.ts`, `otlp-grpc-receiver.ts`, `reorder-buffer.ts`,
  * `ingest-budget.ts`, `projection.ts`).
  */
+import type { UntypedFailurePolicy } from '../core/failure/reducer.js';
 import { randomUUID } from 'node:crypto';
 import { ROOT_CONTEXT } from '@opentelemetry/api';
 import { ExportResultCode } from '@opentelemetry/core';
@@ -100,6 +101,12 @@ export interface GuardServerOptions {
    * @defaultValue `'auto'`
    */
   readonly profile?: WireProfileName | 'auto';
+  /**
+   * What a failed call with no type is: `'ineligible'` (the design's rule, `unknown`) or the opt-in
+   * `'key-by-tool'` (keyed `(tool, untyped)`; see `RepeatedToolFailureGuardOptions.untypedFailures`).
+   * @defaultValue `'ineligible'`
+   */
+  readonly untypedFailures?: UntypedFailurePolicy;
   /**
    * Where operational notes go (unjudged batches with their reason, at most one line a second
    * per reason; refused requests, at most one line per 10 s per kind; each with the count since the
@@ -321,6 +328,7 @@ export async function startGuardServer(options: GuardServerOptions = {}): Promis
       ? new ServeReportCollector(reportProfile, (WIRE_PROFILES as Readonly<Record<string, WireProfileDefinition>>)[reportProfile]?.readReportInputs, undefined, {
           profileOf: options.profile === undefined || options.profile === 'auto' ? (r) => reportProfileOf?.(r) : undefined,
           reportInputs: options.reportInputs,
+          untypedFailures: options.untypedFailures,
         })
       : undefined;
   const instanceId = options.instanceId ?? randomUUID();
@@ -355,6 +363,7 @@ export async function startGuardServer(options: GuardServerOptions = {}): Promis
     profile: profileOption,
     producers,
     controlHookRequired: false,
+    untypedFailures: options.untypedFailures,
     promptStartRequiredFromMillis: options.newPromptsOnly === true ? startedAtMillis : undefined,
     meterProvider,
     loggerProvider,

@@ -4,6 +4,7 @@
  * inputs (usage, call fingerprints, prompt extents; no arguments or results) and the input's ids.
  * Everything is bounded by `maxItems`; what goes beyond is counted, not kept.
  */
+import type { UntypedFailurePolicy } from '../core/failure/reducer.js';
 import { ExportResultCode } from '@opentelemetry/core';
 import type { ExportResult } from '@opentelemetry/core';
 import type { LogRecordExporter, ReadableLogRecord } from '@opentelemetry/sdk-logs';
@@ -76,6 +77,7 @@ export class ServeReportCollector {
   private readonly _evictions: { promptId: string; reason: EvictionReason }[] = [];
   private readonly _max: number;
   private readonly _profile: WireProfileName;
+  private readonly _untypedFailures: UntypedFailurePolicy | undefined;
   private _spans = 0;
   private _logs = 0;
 
@@ -90,9 +92,15 @@ export class ServeReportCollector {
     profile: WireProfileName,
     reader: ReportInputsReader | undefined,
     maxItems = 1_000_000,
-    routing: { readonly profileOf?: (resource: ResourceView | undefined) => WireProfileName | undefined; readonly reportInputs?: ReportInputsOptions } = {},
+    routing: {
+      readonly profileOf?: (resource: ResourceView | undefined) => WireProfileName | undefined;
+      readonly reportInputs?: ReportInputsOptions;
+      /** The server's `untypedFailures` option (the report's invariants and wording read it). */
+      readonly untypedFailures?: UntypedFailurePolicy;
+    } = {},
   ) {
     this._profile = profile;
+    this._untypedFailures = routing.untypedFailures;
     this._max = maxItems;
     this._profileOf = routing.profileOf;
     this._reportInputs = routing.reportInputs;
@@ -177,6 +185,7 @@ export class ServeReportCollector {
         namespace: WIRE_PROFILES[this._profile].defaultNamespace,
         // Under auto, each agent's telemetry carries its own profile's namespace.
         namespaces: [...new Set([this._profile, ...agents.map((a) => a.profile)].map((p) => (WIRE_PROFILES[p] as WireProfileDefinition).defaultNamespace))],
+        untypedFailures: this._untypedFailures,
       },
       inputs: mergeReportInputs([...this._inputs].flatMap(([agent, c]) => (c === undefined ? [] : [{ agent, inputs: c.finish() }]))),
       ids: this._ids,

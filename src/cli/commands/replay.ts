@@ -2,6 +2,7 @@
  * `replay <file...>`: the main job. Replays recorded telemetry through the guard and prints the
  * decision timeline, a summary, the optional in-tree comparison and the Phase 1 invariants.
  */
+import type { UntypedFailurePolicy } from '../../core/failure/reducer.js';
 import { createReadStream } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import type { WireProfileName } from '../../profiles/registry.js';
@@ -49,6 +50,8 @@ export interface ReplayCommandOptions {
   readonly ownerAttribute?: string;
   /** The attribute stating the mode a prompt ran under. @defaultValue `repeated_tool_failure_guard.mode` */
   readonly cohortAttribute?: string;
+  /** `--untyped-failures`: the design's `ineligible` (default) or the opt-in `key-by-tool`. */
+  readonly untypedFailures?: UntypedFailurePolicy;
 }
 
 /**
@@ -136,6 +139,7 @@ export async function runReplay(files: readonly string[], options: ReplayCommand
   const result = await replayRecords(records, {
     mode: options.mode,
     profile: options.profile,
+    untypedFailures: options.untypedFailures,
     onProgress:
       io.progress === undefined
         ? undefined
@@ -145,9 +149,9 @@ export async function runReplay(files: readonly string[], options: ReplayCommand
           },
   });
   if (progressShown) io.progress?.('\n');
-  const invariants = auditInvariants(result.decisions, result.emitted, records.whole.identifiers, result.namespaces ?? result.namespace, result.notCheckable);
+  const invariants = auditInvariants(result.decisions, result.emitted, records.whole.identifiers, result.namespaces ?? result.namespace, result.notCheckable, options.untypedFailures);
   const comparison = options.compare ? compareWithInTree(result.decisions, result.inTree) : undefined;
-  const summary = summarise(result.decisions);
+  const summary = summarise(result.decisions, options.untypedFailures);
   const report: string[] = [
     ...(options.profile === 'auto' ? renderProfiles(result) : []),
     ...renderSummary(summary, result.spanCount, result.logCount, result.unjudgedBatches, result.evictions, result.clockAnomalies),

@@ -1,6 +1,7 @@
 /**
  * `serve`: run the guard on live OTLP/HTTP (and OTLP/gRPC with `--grpc-port`) until SIGINT or SIGTERM.
  */
+import type { UntypedFailurePolicy } from '../../core/failure/reducer.js';
 import { startGuardServer } from '../../serve/guard-server.js';
 import { readFile } from 'node:fs/promises';
 import { ListenError } from '../../serve/listen-error.js';
@@ -33,6 +34,8 @@ export interface ServeCommandOptions {
   readonly mode: GuardMode;
   /** A profile name (read every record with it), or `auto` (each producer's records read by its own agent's profile). @defaultValue `'auto'` */
   readonly profile?: WireProfileName | 'auto';
+  /** `--untyped-failures`: the design's `ineligible` (default) or the opt-in `key-by-tool`. */
+  readonly untypedFailures?: UntypedFailurePolicy;
   /** Also receive OTLP/gRPC on this port. */
   readonly grpcPort?: number;
   /** `service.instance.id` of the guard's telemetry (default: a random UUID). */

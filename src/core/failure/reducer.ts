@@ -21,6 +21,7 @@ import type {
   FailureState,
   FailureIdleState,
   ResetReason,
+  ToolCallObservation,
   ToolType,
 } from './types.js';
 
@@ -48,6 +49,41 @@ export interface FailurePolicy {
    * @defaultValue empty
    */
   readonly resetOnSuccessOf: ReadonlySet<string>;
+  /**
+   * What a failure with no type is ({@link isUntypedFailure}, of a known tool): `ineligible`, the design's rule (it is
+   * `unknown`: resets and disables enforcement for the prompt), or `key-by-tool`, an explicit
+   * opt-in for producers that never type their failures (OpenAI Agents under OpenLLMetry or
+   * OpenInference): keyed `(tool, untyped)` ({@link UNTYPED_EXECUTION_ERROR_TYPE}), so every failure
+   * of a tool is one streak.
+   * @defaultValue `'ineligible'`
+   */
+  readonly untypedFailures?: UntypedFailurePolicy;
+}
+
+/** How the reducer treats a failure with no type (see {@link FailurePolicy.untypedFailures}). */
+export type UntypedFailurePolicy = 'ineligible' | 'key-by-tool';
+
+/** The policies of {@link UntypedFailurePolicy}, the default first. */
+export const UNTYPED_FAILURE_POLICIES: readonly UntypedFailurePolicy[] = Object.freeze(['ineligible', 'key-by-tool']);
+
+/** The execution error type of the key an untyped failure gets under `untypedFailures: 'key-by-tool'`. */
+export const UNTYPED_EXECUTION_ERROR_TYPE = 'untyped';
+
+/**
+ * Whether an observation is a failure with no type: terminal `error`, execution status `error` (it
+ * ran and failed), and no execution error type or `unknown` (a producer that records no class:
+ * OpenAI Agents' "Error running tool", Codex's bare `success: "false"`, a GenAI span with error
+ * status and neither `error.type` nor an exception type). Such a failure is `unknown` by the design
+ * (never counted: it resets the candidate and disables enforcement for the prompt); the summary and
+ * report count them, and `untypedFailures: 'key-by-tool'` keys them `(tool, untyped)`.
+ */
+export function isUntypedFailure(o: ToolCallObservation): boolean {
+  return (
+    !o.providerDuplicate &&
+    o.terminalStatus === 'error' &&
+    o.executionStatus === 'error' &&
+    (o.executionErrorType === undefined || o.executionErrorType === '' || o.executionErrorType === 'unknown')
+  );
 }
 
 /** The design's policy: 8 failures, 2 batches, no other-tool reset. */
@@ -55,6 +91,7 @@ export const DEFAULT_FAILURE_POLICY: FailurePolicy = Object.freeze({
   failureThreshold: REPEATED_TOOL_FAILURE_THRESHOLD,
   batchThreshold: REPEATED_TOOL_FAILURE_BATCH_THRESHOLD,
   resetOnSuccessOf: new Set<string>() as ReadonlySet<string>,
+  untypedFailures: 'ineligible',
 });
 
 /**
@@ -191,7 +228,8 @@ interface Classification {
 }
 
 /** Classify every non-duplicate observation (wire reference §5.4 step 7; design "Identity and eligibility"). */
-function classify(event: BatchSettledEvent): Classification {
+function classify(event: BatchSettledEvent, policy: FailurePolicy): Classification {
+  const keyUntyped = policy.untypedFailures === 'key-by-tool';
   const eligible: EligibleFailure[] = [];
   const succeededTools = new Set<string>();
   const ineligible = new Set<IneligibleReason>();
@@ -202,6 +240,11 @@ function classify(event: BatchSettledEvent): Classification {
   };
   for (const o of event.batch.observations) {
     if (o.providerDuplicate) continue;
+    if (keyUntyped && o.policyToolName && isUntypedFailure(o)) {
+      // Opt-in: a failure with no type, keyed by its tool alone.
+      eligible.push({ key: { policyToolName: o.policyToolName, executionErrorType: UNTYPED_EXECUTION_ERROR_TYPE }, toolType: o.toolType });
+      continue;
+    }
     const { terminalStatus, executionStatus } = o;
     if (terminalStatus === 'cancelled') {
       ineligible.add('cancelled');
@@ -298,7 +341,7 @@ function reduceBatch(state: FailureState, event: BatchSettledEvent, policy: Fail
   if (!event.batch.complete) return reset(state, 'incomplete', false);
   if (!event.batch.observations.some((o) => !o.providerDuplicate)) return none(state);
 
-  const { eligible, succeededTools, ineligible, disableEnforcement } = classify(event);
+  const { eligible, succeededTools, ineligible, disableEnforcement } = classify(event, policy);
   const firstIneligible = INELIGIBLE_PRECEDENCE.find((r) => ineligible.has(r));
   if (firstIneligible !== undefined) return reset(state, firstIneligible, disableEnforcement);
 

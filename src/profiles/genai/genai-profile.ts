@@ -33,6 +33,7 @@ import { errorTypeKey } from './error-types.js';
 import {
   ATTR_ERROR_TYPE,
   ATTR_EXCEPTION_TYPE,
+  ATTR_SERVICE_NAME,
   ATTR_GEN_AI_CONVERSATION_ID,
   ATTR_GEN_AI_OPERATION_NAME,
   ATTR_GEN_AI_TOOL_CALL_ARGUMENTS,
@@ -171,9 +172,11 @@ export function toolOutcome(span: SpanView, toolNameKey: string = ATTR_GEN_AI_TO
   }
   const failed = span.status?.code === STATUS_CODE_ERROR || nonEmptyString(a[ATTR_ERROR_TYPE]) !== undefined;
   if (!failed) return { toolName, terminalStatus: 'success', spanExecutionStatus: 'success' };
+  // A failure without a class (no type, `_OTHER`) ran and failed: execution `error` with no type,
+  // which the design makes ineligible (`unknown`) unless the user opts into keying it by tool.
   const key = errorTypeKey(raw);
   return key === undefined
-    ? { toolName, terminalStatus: 'error', spanExecutionStatus: 'unknown' }
+    ? { toolName, terminalStatus: 'error', spanExecutionStatus: 'error' }
     : { toolName, terminalStatus: 'error', spanExecutionStatus: 'error', spanErrorType: key };
 }
 
@@ -214,6 +217,7 @@ export class GenAiProfile implements WireProfile {
         route: 'agent_run',
         traceId: ctx.traceId,
         sessionId: d.conversationId === undefined ? undefined : nonEmptyString(span.attributes[d.conversationId]),
+        serviceName: nonEmptyString(span.resource?.attributes[ATTR_SERVICE_NAME]),
       });
     } else if (parent === undefined) {
       // A root span (or one whose parent was never seen): the run when no agent span comes.
@@ -232,7 +236,7 @@ export class GenAiProfile implements WireProfile {
       if (info.fallback) {
         // No agent span: the root span is the run; the session comes from the first record carrying one.
         const sessionId = d.conversationId === undefined ? undefined : nonEmptyString(span.attributes[d.conversationId]);
-        this._engine.observePrompt(run, { sessionId, traceId: ctx.traceId, route: 'agent_run' });
+        this._engine.observePrompt(run, { sessionId, traceId: ctx.traceId, route: 'agent_run', serviceName: nonEmptyString(span.resource?.attributes[ATTR_SERVICE_NAME]) });
       }
       if (op === 'agent_step') {
         // A step span parents the step's model call and tool calls: the batch is explicit and

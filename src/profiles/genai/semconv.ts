@@ -17,6 +17,8 @@ import type * as incubating from '@opentelemetry/semantic-conventions/incubating
 
 /** `error.type` (stable). */
 export const ATTR_ERROR_TYPE = 'error.type' satisfies typeof stable.ATTR_ERROR_TYPE;
+/** `service.name` (stable, a Resource attribute): which agent produced a run. */
+export const ATTR_SERVICE_NAME = 'service.name' satisfies typeof stable.ATTR_SERVICE_NAME;
 /** `exception.type` on the `exception` span event (stable). */
 export const ATTR_EXCEPTION_TYPE = 'exception.type' satisfies typeof stable.ATTR_EXCEPTION_TYPE;
 /** `_OTHER`: the `error.type` value of an unclassified error (stable). */
