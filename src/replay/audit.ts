@@ -238,6 +238,8 @@ function attributeProblem(
  *   carries its own profile's)
  * @param notCheckable - invariants the input cannot show a violation of (id → reason;
  *   `ReplayResult.notCheckable`); default none
+ * @param untypedFailures - the policy the decisions were made under: with `key-by-tool`, failures
+ *   with no type were counted on purpose and are not a violation; default `ineligible`
  */
 export function auditInvariants(
   decisions: readonly BatchDecision[],
