@@ -14,6 +14,7 @@ import type { InputIdentifiers } from '../replay/audit.js';
 import type { ReportData } from './report-data.js';
 import { SCOPE_NAME_SHAPE } from './report-data.js';
 import { BREAKER_VARIANTS, FAILURE_VARIANTS } from './what-if.js';
+import { GATE_CRITERIA } from './gate.js';
 
 const PHASES = ['idle', 'tracking', 'warned', 'latched'];
 const FAILURE_DECISIONS = ['none', 'reset', 'tracked', 'would_warn', 'warned', 'would_stop', 'stopped'];
@@ -49,6 +50,12 @@ const FIELDS: Readonly<Record<string, Check>> = {
   sessionId: (v, ids) => ids.sessionIds.has(v),
   profile: (v) => Object.prototype.hasOwnProperty.call(WIRE_PROFILES, v),
   agent: isAgent,
+  runMode: oneOf('shadow', 'warn', 'enforce', 'mixed'),
+  phase: oneOf(...PHASES, 'phase1_to_2', 'phase2_to_3', 'phase3_to_promote'),
+  criterion: oneOf(...GATE_CRITERIA),
+  status: oneOf('PASS', 'FAIL', 'NOT ENOUGH DATA'),
+  unit: oneOf('count', 'days', 'difference', 'ratio'),
+  day: (v) => /^\d{4}-\d{2}-\d{2}$/.test(v),
   agentsWithoutUsage: isAgent,
   environment: (v) => LABEL.test(v),
   usageSource: isUsageSource,
@@ -56,7 +63,6 @@ const FIELDS: Readonly<Record<string, Check>> = {
   mode: oneOf('off', 'shadow', 'warn', 'enforce'),
   route: oneOf('acp_foreground', 'headless', 'agent_run'),
   decision: oneOf(...new Set([...FAILURE_DECISIONS, ...BREAKER_DECISIONS])),
-  phase: oneOf(...PHASES),
   phaseAfter: oneOf(...PHASES),
   resetReason: oneOf(...RESET_REASONS),
   executionErrorType: (v) => IDENTIFIER.test(v),

@@ -11,6 +11,8 @@ import { COLORS, countsBarOption, timelineOption, whatIfHeatmapOption } from './
 import type { ChartRenderer } from './charts.js';
 import type { ReportData } from './report-data.js';
 import { renderSavingsSection } from './html-savings.js';
+import { renderGateSection } from './html-gate.js';
+import { renderRankingAndTrend, renderVerdict, reportTitle } from './html-verdict.js';
 import { card, counts, duration, e, figure, groupRows, iso, n, table } from './html-kit.js';
 import { BREAKER_VARIANTS, FAILURE_VARIANTS } from './what-if.js';
 import { WIRE_PROFILES } from '../profiles/registry.js';
@@ -35,6 +37,7 @@ th,td{border:1px solid var(--line);padding:4px 9px;text-align:right;vertical-ali
 th{background:#f1f4f7;font-weight:600;font-size:12px}
 td:first-child,th:first-child{text-align:left}
 tr.default td{background:#fff6e0;font-weight:600}
+.verdict{background:#fff;border:1px solid var(--line);border-left:4px solid #2b5d9b;border-radius:6px;padding:10px 14px;max-width:none}
 .held{color:${COLORS.good};font-weight:600}.violated{color:${COLORS.bad};font-weight:600}.unchecked{font-weight:600}
 figure{margin:10px 0 18px;background:#fff;border:1px solid var(--line);border-radius:6px;padding:8px}
 figure svg{display:block;max-width:100%;height:auto}
@@ -58,9 +61,10 @@ export function renderReportHtml(data: ReportData, render: ChartRenderer): strin
   const wouldWarn = decided('would_warn') + decided('warned');
   const wouldStop = decided('would_stop') + decided('stopped');
   const parts: string[] = [];
-  parts.push(`<header><h1>Repeated tool-failure guard: shadow report</h1>
+  parts.push(`<header><h1>${e(reportTitle(data.runMode))}</h1>
 <p class="muted">Profile <code>${e(data.profile)}</code> · ${n(data.spans)} spans and ${n(data.logs)} log records · ${e(iso(data.firstMillis))} to ${e(iso(data.lastMillis))}</p>
-<nav><a href="#summary">Summary</a><a href="#savings">What enforce would have saved</a><a href="#timelines">Timelines</a><a href="#what-if">Policy what-if</a><a href="#privacy">Privacy</a></nav></header>`);
+${renderVerdict(data)}
+<nav><a href="#summary">Summary</a><a href="#savings">What enforce would have saved</a><a href="#keys">Loop keys and trend</a><a href="#gate">Rollout gate</a><a href="#timelines">Timelines</a><a href="#what-if">Policy what-if</a><a href="#privacy">Privacy</a></nav></header>`);
 
   // 1. Summary
   const unjudgedTotal = Object.values(s.unjudged).reduce((a, b) => a + b, 0);
@@ -94,6 +98,8 @@ ${s.byDeployment.some((r) => r.group === '(unset)') ? '<p class="muted">(unset):
 
   // 2. Savings
   parts.push(renderSavingsSection(data, render));
+  parts.push(renderRankingAndTrend(data));
+  parts.push(renderGateSection(data));
 
   // 3. Timelines
   const legend = `<p class="legend"><span><i style="background:${COLORS.idle}"></i>idle</span><span><i style="background:${COLORS.tracking}"></i>tracking</span><span><i style="background:${COLORS.warned}"></i>warned</span><span><i style="background:${COLORS.latched}"></i>latched</span><span><i style="background:${COLORS.failure}"></i>eligible failures by key (count)</span><span><i style="background:${COLORS.request}"></i>model response</span><span><i style="background:${COLORS.breaker}"></i>identical-call breaker</span></p>`;
@@ -145,7 +151,7 @@ ${data.timelinesOmitted > 0 ? `<p class="muted">${n(data.timelinesOmitted)} quie
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
 <meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data:">
-<title>Repeated tool-failure guard: shadow report</title><style>${STYLE}</style></head>
+<title>${e(reportTitle(data.runMode))}</title><style>${STYLE}</style></head>
 <body><main>
 ${parts.join('\n')}
 </main></body></html>

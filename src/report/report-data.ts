@@ -15,6 +15,11 @@ import type { ReportInputs, UsageRecord } from '../profiles/report-inputs.js';
 import { addSpend, breakerMarks, breakerWhatIf, failureWhatIf, NO_SPEND, spendAfter } from './what-if.js';
 import type { BreakerWhatIfRow, CostOf, FailureWhatIfRow, SpendAfter, WhatIfGrid, WhatIfPrompt } from './what-if.js';
 import { requestCost } from './prices.js';
+import { dailyTrend, rankKeysByCost, runModeOf } from './verdict.js';
+import { computeGate } from './gate.js';
+import type { GateOptions, GateRow } from './gate.js';
+import { gatePrompts } from './gate-inputs.js';
+import type { KeyCostRow, RankedPrompt, RunMode, TrendRow, Verdict } from './verdict.js';
 import type { PriceTable } from './prices.js';
 
 /** Counts of one group (a profile, or a deployment.environment × service.version pair). */
@@ -118,6 +123,16 @@ export interface ReportInvariant {
 /** Everything the report shows. */
 export interface ReportData {
   readonly profile: string;
+  /** What the run was, from its decisions' modes (the title). */
+  readonly runMode: RunMode;
+  /** The verdict paragraph's figures. */
+  readonly verdict: Verdict;
+  /** Loop keys (closed labels) ranked by what their loops cost after the reminder. */
+  readonly keyRanking: readonly KeyCostRow[];
+  /** Reminders and stops per environment and UTC day over the input's time range. */
+  readonly trend: readonly TrendRow[];
+  /** The rollout gate: every criterion of every phase transition, per environment. */
+  readonly gate: readonly GateRow[];
   /** What the profile's telemetry cannot show the guard (the registry entry's fixed sentences). */
   readonly blindSpots: readonly string[];
   readonly spans: number;
@@ -181,6 +196,10 @@ export interface BuildReportOptions {
   readonly grid?: WhatIfGrid;
   /** Prices for requests whose telemetry states no cost (`--prices`); absent: stated costs only. */
   readonly prices?: PriceTable;
+  /** Records of producers no profile read (`WholeInputFacts.unread`), for the verdict's "not known". */
+  readonly unreadRecords?: number;
+  /** The rollout gate's resampling and thresholds. */
+  readonly gate?: GateOptions;
 }
 
 /** A `service.name` shown in the report (the audit's label shape), else `(other)`. */
@@ -345,6 +364,7 @@ export function buildReportData(
   let totalAfterReminder = NO_SPEND;
   let totalAfterStop = NO_SPEND;
   const byAgentSavings = new Map<string, { group: string; prompts: number; stopped: number; afterReminder: SpendAfter; afterStop: SpendAfter }>();
+  const ranked: RankedPrompt[] = [];
   const byEnvSavings = new Map<string, { group: string; prompts: number; stopped: number; afterReminder: SpendAfter; afterStop: SpendAfter }>();
   const whatIfPrompts: WhatIfPrompt[] = [];
   const whatIfByPrompt = new Map<string, WhatIfPrompt>();
@@ -361,6 +381,9 @@ export function buildReportData(
       const agent = agentOf(promptId);
       const environment = resourceLabel(promptInfo.get(promptId)?.environment);
       savings.push({ promptId, agent, environment, mode: warn.mode, warnBatch: warn.batch, stopBatch: stop?.batch, afterReminder, afterStop });
+      const key = warn.receipt.observations.find(isEligibleFailure);
+      const type = key?.executionErrorType ?? 'unknown';
+      ranked.push({ agent, executionErrorType: IDENTIFIER.test(type) ? type : 'unclassified', toolType: key?.toolType ?? 'unknown', stopped: stop !== undefined, afterReminder, afterStop });
       totalAfterReminder = addSpend(totalAfterReminder, afterReminder);
       totalAfterStop = addSpend(totalAfterStop, afterStop);
       for (const [map, group] of [
@@ -434,13 +457,64 @@ export function buildReportData(
     firstMillis = Math.min(firstMillis, t);
     lastMillis = Math.max(lastMillis, t);
   }
+  const first = Number.isFinite(firstMillis) ? firstMillis : undefined;
+  const last = Number.isFinite(lastMillis) ? lastMillis : undefined;
+  const invariantRows = invariants.map((i) => ({
+    id: i.id,
+    description: i.description,
+    held: i.held,
+    ...(i.notCheckable === undefined ? {} : { notCheckable: i.notCheckable }),
+    violations: i.violations.length,
+  }));
+  const failureWhatIfRows = failureWhatIf(whatIfPrompts, inputs.fileChangingTools, options.grid);
+  const runMode = runModeOf(result.decisions);
+  const gateFacts = gatePrompts({
+    decisionsByPrompt: byPrompt,
+    unjudged: result.unjudgedBatches,
+    usageByPrompt,
+    prompts: promptInfo,
+    inTree: result.inTree,
+    extent: (id) => extent(id, byPrompt.get(id) ?? []),
+    environment: (id) => resourceLabel(promptInfo.get(id)?.environment),
+  });
+  const envExtent = new Map<string, { firstMillis: number; lastMillis: number }>();
+  for (const p of gateFacts) {
+    const x = envExtent.get(p.environment);
+    envExtent.set(p.environment, { firstMillis: Math.min(x?.firstMillis ?? Infinity, p.startMillis), lastMillis: Math.max(x?.lastMillis ?? -Infinity, p.endMillis) });
+  }
+  const agentsWithoutUsage = [...judgedAgents].filter((a) => !usageSources.some((u) => u.agent === a)).sort();
+  const verdict: Verdict = {
+    runMode,
+    prompts: byPrompt.size,
+    looped: savings.length,
+    stopped: savings.filter((r) => r.stopBatch !== undefined).length,
+    savedAfterStop: totalAfterStop,
+    invariantsHeld: invariantRows.filter((i) => i.held && i.notCheckable === undefined).length,
+    invariantsViolated: invariantRows.filter((i) => !i.held).length,
+    invariantsNotCheckable: invariantRows.filter((i) => i.held && i.notCheckable !== undefined).length,
+    falsePositiveCandidates: failureWhatIfRows.find((r) => r.isDefault)?.recoveredAfterReminder ?? 0,
+    agentsWithoutUsage,
+    unjudgedBatches: result.unjudgedBatches.length,
+    unreadRecords: options.unreadRecords ?? 0,
+    evictedPrompts: result.evictions.length,
+    promptsWithoutCohort: gateFacts.filter((p) => p.cohort === undefined).length,
+  };
   return {
     profile,
+    runMode,
+    verdict,
+    keyRanking: rankKeysByCost(ranked),
+    gate: computeGate(gateFacts, { violated: verdict.invariantsViolated, notCheckable: verdict.invariantsNotCheckable }, envExtent, options.gate),
+    trend: dailyTrend(
+      result.decisions.map((d) => ({ atMillis: d.lastActivityMillis, environment: resourceLabel(promptInfo.get(d.promptId)?.environment), decision: d.outcome.decision })),
+      first,
+      last,
+    ),
     blindSpots: result.blindSpots ?? [],
     spans: result.spanCount,
     logs: result.logCount,
-    firstMillis: Number.isFinite(firstMillis) ? firstMillis : undefined,
-    lastMillis: Number.isFinite(lastMillis) ? lastMillis : undefined,
+    firstMillis: first,
+    lastMillis: last,
     summary: {
       sessions: sessions.size,
       prompts: byPrompt.size,
@@ -456,18 +530,12 @@ export function buildReportData(
       byProfile: group(byProfile),
       unread: result.unread.map((u) => ({ serviceName: label(u.serviceName), scopeNames: u.scopeNames.map(scopeLabel), records: u.records })),
       byDeployment: group(byDeployment),
-      invariants: invariants.map((i) => ({
-        id: i.id,
-        description: i.description,
-        held: i.held,
-        ...(i.notCheckable === undefined ? {} : { notCheckable: i.notCheckable }),
-        violations: i.violations.length,
-      })),
+      invariants: invariantRows,
     },
     savings: {
       usageSource: inputs.usageSource,
       usageSources,
-      agentsWithoutUsage: [...judgedAgents].filter((a) => !usageSources.some((u) => u.agent === a)).sort(),
+      agentsWithoutUsage,
       priced: options.prices !== undefined,
       prompts: savings,
       byAgent: [...byAgentSavings.values()].sort((a, b) => (a.group < b.group ? -1 : 1)),
@@ -478,7 +546,7 @@ export function buildReportData(
     timelines,
     timelinesOmitted: Math.max(0, eventful.length - timelines.length),
     whatIf: {
-      failure: failureWhatIf(whatIfPrompts, inputs.fileChangingTools, options.grid),
+      failure: failureWhatIfRows,
       breaker: breakerWhatIf(whatIfPrompts, options.grid),
     },
   };

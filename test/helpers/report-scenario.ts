@@ -37,6 +37,8 @@ export interface ScenarioPrompt {
 export interface ScenarioResource {
   readonly 'service.version'?: string;
   readonly 'deployment.environment'?: string;
+  /** Any other Resource attribute (an owner id, the cohort's mode). */
+  readonly [key: string]: string | undefined;
 }
 
 type Attr = { key: string; value: Record<string, unknown> };

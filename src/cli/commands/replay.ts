@@ -172,7 +172,8 @@ export async function runReplay(files: readonly string[], options: ReplayCommand
   if (options.report !== undefined) {
     // The report's inputs were read from the whole records (renderReport would read the kept ones).
     const inputs = records.whole.reportInputs ?? emptyReportInputs();
-    const { html } = await renderReportFromParts(result, inputs, records.whole.identifiers, { charts, profile: result.profile, ...(prices === undefined ? {} : { prices }) });
+    const unreadRecords = records.whole.unread.reduce((sum, u) => sum + u.records, 0);
+    const { html } = await renderReportFromParts(result, inputs, records.whole.identifiers, { charts, profile: result.profile, unreadRecords, ...(prices === undefined ? {} : { prices }) });
     await writeReportFile(options.report, html, io);
   }
   const cannotJudge = [
