@@ -16,6 +16,7 @@ import { fixturePath } from '../helpers/recorded.js';
 import { failingBatches, scenarioOtlpJsonLines } from '../helpers/report-scenario.js';
 
 const ARTIFACTS = new URL('../../artifacts/', import.meta.url);
+const CLAUDE_CODE_CAPTURE = new URL('../../fixtures/claude-code-2.1.328/bash-git-loop-shadow.otlp.jsonl', import.meta.url);
 
 function chromiumPath(): string {
   if (process.env.CHROMIUM_PATH) return process.env.CHROMIUM_PATH;
@@ -36,6 +37,8 @@ describe('the report in a real Chromium', () => {
   it('opens offline with no console error and shows the key numbers', async () => {
     const records = emptyRecordBatch();
     parseTelemetryText(readFileSync(fixturePath('acp-shadow-drain'), 'utf8'), 'acp-shadow-drain', records);
+    // A real Claude Code 2.1.328 capture: its api_request events carry tokens and cost_usd.
+    parseTelemetryText(readFileSync(CLAUDE_CODE_CAPTURE, 'utf8'), 'bash-git-loop-shadow', records);
     parseTelemetryText(readFileSync(new URL('../../fixtures/cases/turn2/t2-16-parallel-identical-in-one-batch.otlp.jsonl', import.meta.url), 'utf8'), 't2-16', records);
     // A loop with growing token counts: 7 failing batches; enforce stops after batch 5, so
     // requests 5, 6, 7 (6,000 + 7,000 + 8,000 input tokens) are saved.
@@ -62,14 +65,38 @@ describe('the report in a real Chromium', () => {
 
     expect(errors).toEqual([]);
     expect(requests).toEqual([file.href]);
+    // No script, anywhere.
+    expect(await page.$$eval('script', (s) => s.length)).toBe(0);
     // The design's numbers: acp-shadow-drain would_warn at batch 4 and would_stop at batch 5;
-    // the scenario likewise; t2-16 is a breaker case only.
-    expect(await page.textContent('#would-warn')).toBe('2');
-    expect(await page.textContent('#would-stop')).toBe('2');
-    expect(await page.textContent('#saved-prompts')).toBe('2');
-    // acp-shadow-drain saves 2 requests of 10 input tokens; the scenario 3 requests of 21,000.
-    expect(await page.textContent('#saved-requests')).toBe('5');
-    expect(await page.textContent('#saved-input-tokens')).toBe('21,020');
+    // the scenario likewise; the Claude Code capture's loop too (claude-code-fixtures.test.ts);
+    // t2-16 is a breaker case only.
+    expect(await page.textContent('h1')).toBe('Repeated tool-failure guard: shadow report');
+    expect(await page.textContent('#would-warn')).toBe('3');
+    expect(await page.textContent('#would-stop')).toBe('3');
+    expect(await page.textContent('#saved-prompts')).toBe('3');
+    // acp-shadow-drain saves 2 requests of 10 input tokens; the scenario 3 requests of 21,000; the
+    // Claude Code loop 2 requests of 10 input tokens (its last two api_request events).
+    expect(await page.textContent('#saved-requests')).toBe('7');
+    expect(await page.textContent('#saved-input-tokens')).toBe('21,040');
+    // The verdict comes first and says what enforce would have stopped.
+    const verdict = (await page.textContent('#verdict')) ?? '';
+    expect(verdict).toMatch(/^Verdict \(shadow\)\. 3 prompts of \d+ looped/);
+    expect(await page.textContent('#verdict-stopped')).toBe('3');
+    const ids = await page.$$eval('[id]', (els) => els.map((el) => el.id));
+    expect(ids.indexOf('verdict')).toBeGreaterThanOrEqual(0);
+    expect(ids.indexOf('verdict')).toBeLessThan(ids.indexOf('summary'));
+    // A non-zero Claude Code saving: tokens and the money its telemetry states.
+    const claude = await page.$$eval('#savings-by-agent tr[data-group="claude-code"] td', (tds) => tds.map((td) => td.textContent ?? ''));
+    expect(claude.length).toBeGreaterThan(8);
+    const afterStop = claude.slice(-5); // requests, input tokens, output tokens, money, wall time (no cache tokens in these captures)
+    expect(afterStop[0]).toBe('2');
+    expect(Number(afterStop[1]?.replace(/,/g, ''))).toBeGreaterThan(0);
+    expect(afterStop[3]).toMatch(/^\$0\.000[1-9]/);
+    // The gate table: every row has a result of the closed three.
+    const statuses = await page.$$eval('#gate [data-status]', (els) => els.map((el) => el.getAttribute('data-status')));
+    expect(statuses.length).toBeGreaterThan(10);
+    for (const s of statuses) expect(['PASS', 'FAIL', 'NOT ENOUGH DATA']).toContain(s);
+    expect(await page.textContent('#gate h3')).toContain('Phase 1');
     const text = (await page.textContent('body')) ?? '';
     expect(text).toContain('staging');
     expect(text).toContain('8 failures, 2 batches (design default)');
