@@ -24,6 +24,7 @@ import { renderReportFromParts } from '../src/report/report.js';
 import type { ChartRenderer } from '../src/report/charts.js';
 import { inputIdentifiers } from '../src/replay/audit.js';
 import { emptyReportInputs } from '../src/profiles/report-inputs.js';
+import { parseTelemetryText } from '../src/otlp/telemetry-file.js';
 import { startGuardServer } from '../src/serve/guard-server.js';
 
 // `npm test` builds first (pretest): the CLI is tested as users run it.
@@ -184,6 +185,28 @@ describe('serve: telemetry no profile reads', () => {
       .map((l) => JSON.parse(l) as { signal: string; name?: string; attributes: Record<string, unknown>; value?: number })
       .filter((p) => p.signal === 'metric' && p.name?.endsWith('.repeated_tool_failure_guard.unread_records') === true);
     expect(metric.map((m) => [m.name, m.attributes, m.value])).toEqual([['qwen-code.repeated_tool_failure_guard.unread_records', { signal: 'traces' }, 10]]);
+  });
+});
+
+describe('serve --report: per agent, and records no profile read per producer', () => {
+  it('the report parts name the unread producer and tally each agent as replay does', async () => {
+    const stubCharts: ChartRenderer = (_option, width, height) => `<svg width="${width}" height="${height}"></svg>`;
+    const server = await startGuardServer({ port: 0, graceMillis: 50, report: true, print: () => undefined, log: () => undefined, metricExportIntervalMillis: 600_000 });
+    try {
+      for (const f of [...QWEN_CAPTURES, CLAUDE]) server.ingest(parseTelemetryText(readFileSync(f, 'utf8'), f));
+      server.ingest(parseTelemetryText(webSpans(5), 'web.json'));
+      server.drain();
+    } finally {
+      await server.close();
+    }
+    const parts = await server.reportParts();
+    expect(parts).toBeDefined();
+    if (parts === undefined) return;
+    const replayed = await replayRecords(parseReplayInput([...QWEN_CAPTURES, CLAUDE].map((f) => ({ text: readFileSync(f), file: f }))), { mode: 'shadow' });
+    expect(parts.result.agents.map((a) => [a.profile, a.prompts, a.batches])).toEqual(replayed.agents.map((a) => [a.profile, a.prompts, a.batches]));
+    expect(parts.result.unread).toEqual([{ serviceName: WEB_SERVICE, scopeName: WEB_SCOPE, scopeNames: [WEB_SCOPE], records: 5, spans: 5 }]);
+    const { data } = await renderReportFromParts(parts.result, parts.inputs, parts.ids, { charts: stubCharts, profile: parts.result.profile });
+    expect(data.summary.unread).toEqual([{ serviceName: WEB_SERVICE, scopeNames: [WEB_SCOPE], records: 5 }]);
   });
 });
 
