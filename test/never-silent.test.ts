@@ -251,4 +251,24 @@ describe('in process: one OpenTelemetry diagnostic', () => {
     expect(about()[0]).toMatch(new RegExp(`${records < 64 ? records : 64} record\\(s\\) from service\\.name ${WEB_SERVICE}`));
     expectNamedNeverValued(about()[0] ?? '');
   });
+
+  it('without a diag logger: one Node process warning, coded as unread telemetry', async () => {
+    const warnings: { name: string; code?: string; message: string }[] = [];
+    const onWarning = (w: Error & { code?: string }): void => void warnings.push({ name: w.name, code: w.code, message: w.message });
+    process.on('warning', onWarning);
+    try {
+      const guard = createRepeatedToolFailureGuard({ mode: 'shadow' });
+      for (const s of spans(3, 9)) {
+        guard.spanProcessor.onStart(s as unknown as Span as never, ROOT_CONTEXT);
+        guard.spanProcessor.onEnd(s as unknown as ReadableSpan);
+      }
+      await guard.shutdown();
+      await new Promise((r) => setImmediate(r));
+    } finally {
+      process.removeListener('warning', onWarning);
+    }
+    const about = warnings.filter((w) => w.message.includes('no profile reads'));
+    expect(about.map((w) => [w.name, w.code])).toEqual([['RepeatedToolFailureGuardWarning', 'RTFG_UNREAD_TELEMETRY']]);
+    expectNamedNeverValued(about[0]?.message ?? '');
+  });
 });

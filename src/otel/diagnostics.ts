@@ -17,7 +17,17 @@ const MAX_HELD = 64;
 /** Milliseconds after which held diagnostics are shown even without telemetry. */
 const HOLD_MILLIS = 1000;
 
-let held: string[] = [];
+/** Process warning code of a configuration diagnostic. */
+export const INVALID_OPTION_WARNING_CODE = 'RTFG_INVALID_OPTION';
+/** Process warning code of the diagnostic about telemetry no profile reads. */
+export const UNREAD_TELEMETRY_WARNING_CODE = 'RTFG_UNREAD_TELEMETRY';
+
+interface Diagnostic {
+  readonly message: string;
+  readonly code: string;
+}
+
+let held: Diagnostic[] = [];
 let dropped = 0;
 let timer: ReturnType<typeof setTimeout> | undefined;
 
@@ -30,29 +40,33 @@ export function isDiagLoggerInstalled(): boolean {
   return registry?.diag !== undefined;
 }
 
-function deliver(messages: readonly string[]): void {
+function deliver(messages: readonly Diagnostic[]): void {
   if (isDiagLoggerInstalled()) {
-    for (const m of messages) diag.warn(`${PREFIX}${m}`);
+    for (const m of messages) diag.warn(`${PREFIX}${m.message}`);
     return;
   }
   for (const m of messages) {
     try {
-      process.emitWarning(`${PREFIX}${m}`, { type: GUARD_WARNING_TYPE, code: 'RTFG_INVALID_OPTION' });
+      process.emitWarning(`${PREFIX}${m.message}`, { type: GUARD_WARNING_TYPE, code: m.code });
     } catch {
       // never into the host
     }
   }
 }
 
-/** Report configuration diagnostics (see the module comment). Never throws. */
-export function reportGuardDiagnostics(messages: readonly string[]): void {
+/**
+ * Report diagnostics (see the module comment). Never throws.
+ *
+ * @param code - the process warning's code when no diag logger shows them @defaultValue {@link INVALID_OPTION_WARNING_CODE}
+ */
+export function reportGuardDiagnostics(messages: readonly string[], code: string = INVALID_OPTION_WARNING_CODE): void {
   if (messages.length === 0) return;
   if (held.length === 0 && isDiagLoggerInstalled()) {
-    deliver(messages);
+    deliver(messages.map((message) => ({ message, code })));
     return;
   }
-  for (const m of messages) {
-    if (held.length < MAX_HELD) held.push(m);
+  for (const message of messages) {
+    if (held.length < MAX_HELD) held.push({ message, code });
     else dropped += 1;
   }
   if (timer === undefined) {
@@ -69,7 +83,7 @@ export function flushGuardDiagnostics(): void {
   }
   if (held.length === 0) return;
   const messages = held;
-  if (dropped > 0) messages.push(`${dropped} more diagnostic(s) not shown`);
+  if (dropped > 0) messages.push({ message: `${dropped} more diagnostic(s) not shown`, code: INVALID_OPTION_WARNING_CODE });
   held = [];
   dropped = 0;
   deliver(messages);

@@ -1,7 +1,7 @@
 import { diag } from '@opentelemetry/api';
 import { BindOnceFuture, globalErrorHandler } from '@opentelemetry/core';
 import { validateOptions } from './config.js';
-import { flushGuardDiagnostics, hasHeldGuardDiagnostics, reportGuardDiagnostics } from './diagnostics.js';
+import { flushGuardDiagnostics, hasHeldGuardDiagnostics, reportGuardDiagnostics, UNREAD_TELEMETRY_WARNING_CODE } from './diagnostics.js';
 import type { RepeatedToolFailureGuardOptions, ResolvedGuardOptions } from './config.js';
 import { GuardControl } from './guard-control.js';
 import { FailureEngine } from '../engine/failure-engine.js';
@@ -200,7 +200,10 @@ export class RepeatedToolFailureGuard implements TelemetrySink {
     const unread = this.unreadProducers();
     if (this._unreadWarned || unread.length === 0) return;
     this._unreadWarned = true;
-    reportGuardDiagnostics([`telemetry no profile reads (not judged): ${describeUnreadProducers(unread).join('; ')}. Supported agents: ${supportedAgents()}.`]);
+    reportGuardDiagnostics(
+      [`telemetry no profile reads (not judged): ${describeUnreadProducers(unread).join('; ')}. Supported agents: ${supportedAgents()}.`],
+      UNREAD_TELEMETRY_WARNING_CODE,
+    );
   }
 
   /** The process-wide mode in force. */
