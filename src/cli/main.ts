@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * The `repeated-tool-failure-guard` command line: `replay` and `serve`.
+ * The `repeated-tool-failure-guard` command line: `replay`, `serve` and the agents' hooks.
  */
 import { UNTYPED_FAILURE_POLICIES } from '../core/failure/reducer.js';
 import type { UntypedFailurePolicy } from '../core/failure/reducer.js';
@@ -11,6 +11,11 @@ import { UserError } from './io.js';
 import { VERSION } from '../otel/version.js';
 import { WIRE_PROFILES } from '../profiles/registry.js';
 import type { WireProfileName } from '../profiles/registry.js';
+
+/** `--print-settings` is for people: its usage errors are said as such, with exit 2. */
+function isPrintSettings(): boolean {
+  return process.argv.some((a) => a.startsWith('--print-settings'));
+}
 
 function modeArg(value: string): GuardMode {
   const mode = parseGuardMode(value);
@@ -216,6 +221,33 @@ program
     setTimeout(() => process.exit(0), 100).unref();
   });
 
+program
+  .command('codex-hook')
+  .description(
+    'Codex CLI command hook (UserPromptSubmit, PreToolUse, PostToolUse, Stop): reads the hook input on stdin and the structured fields of the session transcript it names, keeps the per-prompt guard state in a small file per session, and prints the reminder (warn, enforce) or the stop (enforce; then every later call of the turn is denied) as hook output; shadow prints nothing. Always exits 0.',
+  )
+  .option('--mode <mode>', 'off, shadow, warn or enforce (default: REPEATED_TOOL_FAILURE_GUARD_MODE or QWEN_CODE_ACP_REPEATED_TOOL_FAILURE_GUARD, else shadow); an invalid value is ignored')
+  .option('--state-dir <dir>', 'state directory (default: $RTFG_CODEX_STATE_DIR, else $XDG_STATE_HOME or ~/.local/state, /repeated-tool-failure-guard/codex)')
+  .option('--decisions-file <file>', 'append each decision as a JSON line (default: $RTFG_CODEX_DECISIONS)')
+  .option('--otlp-endpoint <url>', "OTLP/HTTP base URL for the guard's counters and diagnostic logs (default: $RTFG_CODEX_OTLP_ENDPOINT)")
+  .option('--print-settings [format]', 'print what registers this command by absolute paths (it works from any directory): toml (default) for ~/.codex/config.toml, json for ~/.codex/hooks.json; and exit')
+  .allowUnknownOption()
+  .action(async (opts: { mode?: string; stateDir?: string; decisionsFile?: string; otlpEndpoint?: string; printSettings?: boolean | string }) => {
+    const { codexHookSettingsText, runCodexHook } = await import('./commands/codex-hook.js');
+    const mode = parseGuardMode(opts.mode);
+    if (opts.printSettings !== undefined && opts.printSettings !== false) {
+      if (opts.printSettings !== true && opts.printSettings !== 'toml' && opts.printSettings !== 'json') throw new UserError('--print-settings takes toml or json');
+      io.out(codexHookSettingsText(opts.printSettings === 'json' ? 'json' : 'toml', mode));
+      return;
+    }
+    const chunks: Buffer[] = [];
+    for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+    const endpoint = opts.otlpEndpoint;
+    process.exitCode = await runCodexHook(Buffer.concat(chunks).toString('utf8'), { mode, stateDir: opts.stateDir, decisionsFile: opts.decisionsFile, otlpEndpoint: endpoint === '' ? undefined : endpoint }, io);
+    // A file-system call that never returns must not keep the hook alive past its time limit.
+    setTimeout(() => process.exit(0), 100).unref();
+  });
+
 program.parseAsync(process.argv).catch((err: unknown) => {
   if (process.argv[2] === 'gemini-cli-hook' && !(err instanceof CommanderError && err.exitCode === 0)) {
     // gemini-cli reads a failing hook's text as its answer (a denial from exit code 2 on): answer nothing.
@@ -224,9 +256,9 @@ program.parseAsync(process.argv).catch((err: unknown) => {
     process.exitCode = 0;
     return;
   }
-  if (process.argv[2] === 'claude-code-hook' && !(err instanceof CommanderError && err.exitCode === 0)) {
-    // Claude Code treats exit code 2 as a blocking error: the hook never blocks by failing.
-    process.stderr.write('repeated-tool-failure-guard claude-code-hook: usage error; no decision\n');
+  if ((process.argv[2] === 'claude-code-hook' || process.argv[2] === 'codex-hook') && !(err instanceof CommanderError && err.exitCode === 0) && !isPrintSettings()) {
+    // Claude Code and Codex treat exit code 2 as a blocking error: a hook never blocks by failing.
+    process.stderr.write(`repeated-tool-failure-guard ${process.argv[2]}: usage error; no decision\n`);
     process.exitCode = 0;
     return;
   }

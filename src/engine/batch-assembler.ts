@@ -269,6 +269,11 @@ export function findCall(open: OpenBatch, callId: string): CallRecord | undefine
   return undefined;
 }
 
+/** Whether the call has its terminal record. */
+export function isCallSettled(call: CallRecord): boolean {
+  return (call.bits & SETTLED) !== 0;
+}
+
 /** Whether a span of some call of the batch started and has not ended (a call still running). */
 export function hasRunningCall(open: OpenBatch | undefined): boolean {
   if (open === undefined) return false;

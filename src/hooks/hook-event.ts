@@ -18,6 +18,11 @@ export interface HookEventCommon {
    * carry none; such events belong to the prompt in progress.
    */
   readonly promptId: string | undefined;
+  /**
+   * The host's hook event this event came from, for an adapter whose output depends on it when
+   * one hook input gives several events (Codex). Absent: the adapter tells it by the event type.
+   */
+  readonly hookEventName?: string;
 }
 
 /**
@@ -28,10 +33,14 @@ export interface HookEventCommon {
  * - `not_started`: refused before it ran (a permission or policy denial, invalid input, an unknown
  *   tool): a reset, never a success;
  * - `cancelled`: interrupted by the user;
+ * - `untyped_failure`: ran and failed, but the host gives no structured class (Codex: a call with
+ *   only an output): the design's unclassified error, ineligible (it resets and downgrades), and
+ *   counted as untyped where decisions are summarised;
  * - `unknown`: settled, but the host did not say how (ineligible: resets and downgrades).
  */
 export type HookCallOutcome =
   | { readonly kind: 'failure'; readonly errorType: string }
+  | { readonly kind: 'untyped_failure' }
   | { readonly kind: 'success' }
   | { readonly kind: 'not_started' }
   | { readonly kind: 'cancelled' }
@@ -73,9 +82,11 @@ export interface HookBatchCall {
   /**
    * What the host's batch event itself says about the call, used when no {@link HookCallSettled}
    * recorded it (a recorded outcome wins): for Claude Code, `success` unless the result shows a
-   * call refused before it ran.
+   * call refused before it ran. `undefined`: the host knows of no outcome yet; the batch is then
+   * judged only when a {@link HookCallSettled} recorded the call, else the event changes nothing
+   * (a later one lists the batch again).
    */
-  readonly outcome: HookCallOutcome;
+  readonly outcome: HookCallOutcome | undefined;
 }
 
 /**
@@ -88,6 +99,12 @@ export interface HookBatchSettled extends HookEventCommon {
   readonly calls: readonly HookBatchCall[];
   /** False when the host's list was malformed or cut: the receipt is then `incomplete`. */
   readonly complete: boolean;
+  /**
+   * The batch's 1-based ordinal within the prompt, for a host whose every event lists the
+   * prompt's batches again (Codex: read from the session transcript): a batch whose ordinal the
+   * runtime has already reduced changes nothing. `undefined`: every such event closes a batch.
+   */
+  readonly ordinal?: number;
 }
 
 /** A parsed hook input the runtime acts on. */
@@ -133,10 +150,27 @@ export interface HookAdapter {
    */
   readonly remindOnLastCall?: boolean;
   /**
-   * Translate one parsed stdin JSON value. `undefined`: an event the guard ignores (another event
-   * type, a subagent's call) or one missing a field the guard needs. Pure, never throws.
+   * For a host that cannot end a turn from a hook (Codex 0.169.0: no hook output ends a turn once
+   * it started): after a stop (the failure guard's or the breaker's) every later call of the
+   * prompt gets `deny_call` with the stop text at its {@link HookCallStarted}, so no tool runs
+   * after the stop. @defaultValue false
    */
-  parse(input: unknown): HookEvent | undefined;
+  readonly denyAfterStop?: boolean;
+  /**
+   * Read what the host's input points to and the hook must see (Codex: the session transcript the
+   * input names), before {@link HookAdapter.parse} gets the result. Runs within the invocation's
+   * time limit; must not reject (a read that fails resolves to what parse can judge without it).
+   * Absent: parse gets the stdin JSON value itself.
+   */
+  load?(input: unknown): Promise<unknown>;
+  /**
+   * Translate one parsed stdin JSON value (or what {@link HookAdapter.load} made of it).
+   * `undefined`: an event the guard ignores (another event type, a subagent's call) or one
+   * missing a field the guard needs. A list: the runtime steps each in order under one lock, and
+   * formats the strongest action (`stop`, `deny_call`, `remind`, `warn_call`) for the list's last
+   * event, which must be the host's own. Pure, never throws.
+   */
+  parse(input: unknown): HookEvent | readonly HookEvent[] | undefined;
   /**
    * The object to print on stdout for an action on an event, or `undefined` to print nothing.
    * Called for every event, `none` included (an adapter may always answer something). Pure.

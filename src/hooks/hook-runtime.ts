@@ -17,7 +17,7 @@ import { join } from 'node:path';
 import type { GuardMode } from '../core/failure/types.js';
 import type { BatchDecision } from '../engine/failure-types.js';
 import { resolveGuardModeFromEnv } from '../profiles/qwen-code/mode-sources.js';
-import type { HookAdapter, HookEvent } from './hook-event.js';
+import type { HookAction, HookAdapter, HookEvent } from './hook-event.js';
 import { initialHookState, parseHookState, stepHookSession } from './hook-session.js';
 import type { HookStep } from './hook-session.js';
 import { HookStateStore, UnsafeStateDirError } from './state-store.js';
@@ -136,6 +136,36 @@ export async function runHook(
   return 0;
 }
 
+function isEventList(v: HookEvent | readonly HookEvent[]): v is readonly HookEvent[] {
+  return Array.isArray(v);
+}
+
+/** How strong an action is when one invocation's events give several: the strongest is printed. */
+// A stop outranks a denial: a host that cannot end the turn denies the call with the stop text.
+const ACTION_RANK: Readonly<Record<HookAction['type'], number>> = { none: 0, warn_call: 1, remind: 2, deny_call: 3, stop: 4 };
+
+/** One invocation's steps as one. */
+interface CombinedStep {
+  readonly state: HookStep['state'];
+  /** The strongest action of the steps. */
+  readonly action: HookAction;
+  readonly decisions: HookStep['decisions'];
+  /** The engine decisions of the steps (for the guard's telemetry). */
+  readonly engineDecisions: readonly BatchDecision[];
+}
+
+/** The steps of one invocation's events as one: the last state, every decision, the strongest action. */
+function combineSteps(steps: readonly HookStep[]): CombinedStep {
+  let action: HookAction = { type: 'none' };
+  for (const s of steps) if (ACTION_RANK[s.action.type] > ACTION_RANK[action.type]) action = s.action;
+  return {
+    state: (steps[steps.length - 1] as HookStep).state,
+    action,
+    decisions: steps.flatMap((s) => s.decisions),
+    engineDecisions: steps.flatMap((s) => (s.decision === undefined ? [] : [s.decision])),
+  };
+}
+
 /** What one invocation found, shared by its bounded part and the printing. */
 interface HookRun {
   event: HookEvent | undefined;
@@ -184,7 +214,9 @@ async function runHookUnbounded(
     const mode = options.mode ?? resolveGuardModeFromEnv(env).mode;
     run.mode = mode;
     if (mode === 'off') return;
-    const event = adapter.parse(value);
+    const parsed = adapter.parse(adapter.load === undefined ? value : await adapter.load(value));
+    const events: readonly HookEvent[] = parsed === undefined ? [] : isEventList(parsed) ? parsed : [parsed];
+    const event = events.at(-1);
     run.event = event;
     if (event === undefined) return;
     const stateDir = options.store !== undefined ? 'in memory' : (options.stateDir ?? defaultHookStateDir(adapter, env));
@@ -192,13 +224,20 @@ async function runHookUnbounded(
     const store = options.store ?? new HookStateStore(stateDir, { now, lockTimeoutMillis: options.lockTimeoutMillis });
     const vocabulary = new Set(adapter.vocabulary);
     let discarded: string | undefined;
-    const step = await store.update<HookStep>(event.sessionId, ({ current, discarded: why, lostRecords }) => {
+    const step = await store.update<CombinedStep>(event.sessionId, ({ current, discarded: why, lostRecords }) => {
       discarded = why;
       const t = now();
-      const parsed = parseHookState(current);
-      if (current !== undefined && parsed === undefined) discarded = 'unreadable';
-      const state = parsed !== undefined && t - parsed.updatedMillis <= HOOK_PROMPT_IDLE_MILLIS ? parsed : initialHookState(randomBytes(16).toString('hex'), t);
-      const result = stepHookSession(state, event, mode, t, { vocabulary, lostRecords, route: options.route, remindOnLastCall: adapter.remindOnLastCall });
+      const read = parseHookState(current);
+      if (current !== undefined && read === undefined) discarded = 'unreadable';
+      let state = read !== undefined && t - read.updatedMillis <= HOOK_PROMPT_IDLE_MILLIS ? read : initialHookState(randomBytes(16).toString('hex'), t);
+      const stepOptions = { vocabulary, route: options.route, remindOnLastCall: adapter.remindOnLastCall, denyAfterStop: adapter.denyAfterStop };
+      const steps: HookStep[] = [];
+      for (const [i, e] of events.entries()) {
+        const result = stepHookSession(state, e, mode, t, { ...stepOptions, lostRecords: i === 0 ? lostRecords : 0 });
+        steps.push(result);
+        state = result.state;
+      }
+      const result = combineSteps(steps);
       return [result.state, result];
     }).catch((err: unknown) => {
       // The state directory cannot be created, read or written (not a directory, read-only, full).
@@ -220,20 +259,20 @@ async function runHookUnbounded(
       }
     }
     if (!run.printed) run.output = adapter.format(event, step.action);
-    const decision = step.decision;
-    if (decision !== undefined) options.onDecision?.(decision);
+    const engineDecisions = step.engineDecisions;
+    for (const d of engineDecisions) options.onDecision?.(d);
     const endpoint = options.otlpEndpoint ?? env[`${hookEnvPrefix(adapter)}OTLP_ENDPOINT`];
     // A check loads the exporters too, so --check finds an --otlp-endpoint that cannot work.
-    if ((decision !== undefined || run.check !== undefined) && endpoint) {
+    if ((engineDecisions.length > 0 || run.check !== undefined) && endpoint) {
       try {
         const { prepareHookTelemetry } = await import('./hook-telemetry.js');
         const exportNow = await prepareHookTelemetry(endpoint, adapter.profile);
-        if (decision !== undefined) run.telemetry = () => exportNow([decision]);
+        if (engineDecisions.length > 0) run.telemetry = () => exportNow(engineDecisions);
       } catch (err) {
         problem(err instanceof Error && /npm install/.test(err.message) ? `--otlp-endpoint: ${err.message}` : 'the guard telemetry cannot be exported');
       }
     }
-    if (event.type === 'batch_settled' && step.state.batches === 1) await store.sweep();
+    if (events.some((e) => e.type === 'batch_settled') && step.state.batches === 1) await store.sweep();
   } catch (err) {
     if (err instanceof UnsafeStateDirError || err instanceof StateDirUnusable) problem(`${err.message}; no decision`);
     else problem(`internal error (${err instanceof Error ? ((err as NodeJS.ErrnoException).code ?? err.name) : 'unknown'}); no decision`);

@@ -21,13 +21,13 @@
  *   the open batch incomplete: it resets, it never reads as a success.
  */
 import { createHash, createHmac } from 'node:crypto';
-import { initialFailureState, reduceFailure } from '../core/failure/reducer.js';
+import { initialFailureState, reduceFailure, REPEATED_TOOL_FAILURE_STOP_TEXT } from '../core/failure/reducer.js';
 import type { FailureState, GuardMode } from '../core/failure/types.js';
 import { DEFAULT_REPETITION_CONFIG } from '../core/repetition/config.js';
 import type { RepetitionConfig } from '../core/repetition/config.js';
 import { initialRepetitionState, reduceRepetition, REPETITION_ABORT_TEXT } from '../core/repetition/reducer.js';
 import type { RepetitionState } from '../core/repetition/types.js';
-import { findCall, markUnrecordedCalls, mergeCallUpdate, mergeIntoCall, newOpenBatch, sealBatch } from '../engine/batch-assembler.js';
+import { findCall, isCallSettled, markUnrecordedCalls, mergeCallUpdate, mergeIntoCall, newOpenBatch, sealBatch } from '../engine/batch-assembler.js';
 import type { OpenBatch } from '../engine/batch-assembler.js';
 import type { CallFacts } from '../engine/call-facts.js';
 import type { ExecutionErrorVocabulary } from '../engine/error-vocabulary.js';
@@ -77,6 +77,11 @@ export interface HookSessionState {
   readonly reminded?: number;
   /** A warned candidate's reminder could not go out: no stop in this prompt (at most `warn`). */
   readonly downgraded?: boolean;
+  /**
+   * The prompt was stopped (`stop`: the failure guard; `abort`: the identical-call breaker), for
+   * `denyAfterStop` hosts: every later call of the prompt is denied. Absent: not stopped.
+   */
+  readonly halted?: 'stop' | 'abort';
 }
 
 /** Longest prompt id kept in the state (a longer one is hashed only, and decisions then lack it). */
@@ -146,6 +151,7 @@ export function parseHookState(value: unknown): HookSessionState | undefined {
     if (s[k] !== undefined && !(Number.isInteger(s[k]) && (s[k] as number) >= 0)) return undefined;
   }
   if (s.downgraded !== undefined && typeof s.downgraded !== 'boolean') return undefined;
+  if (s.halted !== undefined && s.halted !== 'stop' && s.halted !== 'abort') return undefined;
   return value as unknown as HookSessionState;
 }
 
@@ -168,6 +174,7 @@ function newPrompt(state: HookSessionState, promptId: string, mode: GuardMode, c
     running: 0,
     reminded: 0,
     downgraded: false,
+    halted: undefined,
   };
 }
 
@@ -181,6 +188,8 @@ function factsOf(toolName: string, toolType: CallFacts['toolType'], outcome: Hoo
   switch (outcome.kind) {
     case 'failure':
       return { toolName, toolType, terminalStatus: 'error', spanExecutionStatus: 'error', spanErrorType: outcome.errorType, providerDuplicate: false };
+    case 'untyped_failure':
+      return { toolName, toolType, terminalStatus: 'error', spanExecutionStatus: 'error', providerDuplicate: false };
     case 'success':
       return { toolName, toolType, terminalStatus: 'success', spanExecutionStatus: 'success', providerDuplicate: false };
     case 'not_started':
@@ -196,6 +205,12 @@ function factsOf(toolName: string, toolType: CallFacts['toolType'], outcome: Hoo
 function openCopy(open: OpenBatch | undefined, nowMillis: number): OpenBatch {
   if (open === undefined) return newOpenBatch(true, nowMillis);
   return { ...open, calls: open.calls.map((c) => ({ ...c })) };
+}
+
+/** Whether the open batch holds the call with its outcome recorded. */
+function recordedSettled(open: OpenBatch | undefined, callId: string): boolean {
+  const held = open === undefined ? undefined : findCall(open, callId);
+  return held !== undefined && isCallSettled(held);
 }
 
 function settle(open: OpenBatch, callId: string, facts: CallFacts, nowMillis: number): void {
@@ -214,6 +229,8 @@ export interface HookStepOptions {
   readonly route?: BatchDecision['route'];
   /** The adapter's `remindOnLastCall` (see {@link HookAdapter}). @defaultValue false */
   readonly remindOnLastCall?: boolean;
+  /** The adapter's `denyAfterStop` (see {@link HookAdapter}). @defaultValue false */
+  readonly denyAfterStop?: boolean;
 }
 
 /** The reducer's outcome for the open batch if it closed now, on copies (the state is not changed). */
@@ -274,6 +291,17 @@ export function stepHookSession(state: HookSessionState, event: HookEvent, mode:
       return none(next);
     }
     case 'call_started': {
+      if (s.halted !== undefined && options.denyAfterStop === true) {
+        // The host cannot end the turn: no call runs after the stop.
+        const open = openCopy(s.open, nowMillis);
+        settle(open, event.callId, { toolName: event.toolName, terminalStatus: 'error', spanExecutionStatus: 'not_started', providerDuplicate: false }, nowMillis);
+        return {
+          state: { ...s, open, updatedMillis: nowMillis },
+          action: { type: 'deny_call', text: s.halted === 'stop' ? REPEATED_TOOL_FAILURE_STOP_TEXT : REPETITION_ABORT_TEXT },
+          decisions: [],
+          repetitionDecision: undefined,
+        };
+      }
       const fingerprint = createHmac('sha256', s.salt).update(argumentsFingerprint(event.toolName, event.toolInput)).digest('hex').slice(0, 32);
       const [repetition, outcome] = reduceRepetition(s.repetition, { type: 'tool_call', mode, fingerprint }, config);
       s = { ...s, repetition, running: Math.min((s.running ?? 0) + 1, MAX_BATCH_CALLS) };
@@ -295,9 +323,14 @@ export function stepHookSession(state: HookSessionState, event: HookEvent, mode:
       // A model request with no call recorded before it (the prompt's first, or one after a text
       // answer) closes no batch.
       if (s.open === undefined && event.calls.length === 0 && event.complete) return none({ ...s, running: 0 });
+      // A host that lists the prompt's batches again and again: one already reduced changes nothing.
+      if (event.ordinal !== undefined && event.ordinal <= s.batches) return none(s);
+      // A call with no outcome yet, and none recorded: the batch is judged by a later event.
+      if (event.calls.some((c) => c.outcome === undefined && !recordedSettled(s.open, c.callId))) return none(s);
       const open = openCopy(s.open, nowMillis);
       for (const c of event.calls) {
         const held = findCall(open, c.callId);
+        if (c.outcome === undefined) continue;
         const facts = factsOf(c.toolName, c.toolType, c.outcome);
         if (held === undefined) settle(open, c.callId, facts, nowMillis);
         else mergeIntoCall(open, held, { promptId: '', callId: c.callId, settled: true, facts, timeMillis: nowMillis });
@@ -333,7 +366,7 @@ export function stepHookSession(state: HookSessionState, event: HookEvent, mode:
       // A remindOnLastCall host gets the reminder from the batch's last call; when it could not go out
       // there (no call was seen running), this prompt never stops.
       const undelivered = options.remindOnLastCall === true && outcome.decision === 'warned' && s.reminded !== outcome.candidateOrdinal;
-      const next: HookSessionState = {
+      let next: HookSessionState = {
         ...s,
         guard,
         batches: batch,
@@ -349,6 +382,9 @@ export function stepHookSession(state: HookSessionState, event: HookEvent, mode:
         else if (outcome.action.type === 'remind' && options.remindOnLastCall !== true) action = { type: 'remind', text: outcome.action.text };
       }
       if (action.type === 'none' && s.stopAfterBatch && mode === 'enforce') action = { type: 'stop', text: REPETITION_ABORT_TEXT };
+      if (action.type === 'stop' && options.denyAfterStop === true && s.halted === undefined) {
+        next = { ...next, halted: action.text === REPETITION_ABORT_TEXT ? 'abort' : 'stop' };
+      }
       return { state: next, action, decisions: decision === undefined ? [] : [decisionLine(decision)], decision, repetitionDecision: undefined };
     }
   }

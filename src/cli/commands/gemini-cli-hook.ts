@@ -9,11 +9,11 @@
  * stdout (or, when empty, its stderr) as its answer, takes text that is not JSON from a hook that
  * exited 2 or more as a denial, and a failing hook on BeforeAgent blocks the prompt.
  */
-import { realpathSync } from 'node:fs';
 import type { GuardMode } from '../../core/failure/types.js';
 import { GEMINI_CLI_HOOK_ADAPTER } from '../../hooks/gemini-cli/gemini-cli-adapter.js';
 import { runHook } from '../../hooks/hook-runtime.js';
 import type { HookIo, HookRunOptions } from '../../hooks/hook-runtime.js';
+import { hookCommandLine } from './hook-command-line.js';
 
 export { geminiCliHookSettings } from '../../hooks/gemini-cli/gemini-cli-adapter.js';
 
@@ -39,25 +39,12 @@ export async function runGeminiCliHook(
   return code;
 }
 
-/** A single-quoted POSIX shell word. */
-function shellWord(s: string): string {
-  return `'${s.replace(/'/g, `'\\''`)}'`;
-}
-
 /**
- * The command line that runs this hook from any directory: the absolute paths of this Node and of
- * this CLI's entry file (symlinks resolved, as `npx` and `node_modules/.bin` leave them), then
- * `gemini-cli-hook` and the mode.
+ * The command line that runs this hook from any directory (see {@link hookCommandLine}).
  *
  * @param mode - written as `--mode <mode>` when given
  * @param entry - the CLI's entry file @defaultValue `process.argv[1]`
  */
-export function thisCommandLine(mode: GuardMode | undefined, entry: string = process.argv[1] ?? ''): string {
-  let file = entry;
-  try {
-    file = realpathSync(entry);
-  } catch {
-    // keep the path as given
-  }
-  return [process.execPath, file].map(shellWord).join(' ') + ' gemini-cli-hook' + (mode === undefined ? '' : ` --mode ${mode}`);
+export function thisCommandLine(mode: GuardMode | undefined, entry?: string): string {
+  return hookCommandLine('gemini-cli-hook', mode, entry);
 }
