@@ -1,4 +1,7 @@
 // @ts-check
+/* global process */
+import { spawnSync } from 'node:child_process';
+
 /**
  * Guard decisions as the conformance harnesses compare them: `replay --format json` lines (or a
  * hook's decisions file) against a scenario's expected decisions, and the result table. Shared by
@@ -90,4 +93,21 @@ export function compareDecisions(label, expected, actual, mode) {
 export function tableLines(rows) {
   const widths = rows[0]?.map((_, c) => Math.max(...rows.map((row) => (row[c] ?? '').length))) ?? [];
   return rows.map((row) => row.map((cell, c) => cell.padEnd(widths[c] ?? 0)).join(' | ').trimEnd());
+}
+
+/**
+ * Runs our `replay --format json` (no `--profile`: auto-detection) on a capture, bounded in time.
+ * @param {string} cli our built CLI
+ * @param {string} file the capture
+ * @param {string} mode
+ * @param {number} timeoutMillis
+ */
+export function runReplay(cli, file, mode, timeoutMillis) {
+  const r = spawnSync(process.execPath, [cli, 'replay', '--mode', mode, '--format', 'json', file], {
+    encoding: 'utf8',
+    timeout: timeoutMillis,
+    killSignal: 'SIGKILL',
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  return { stdout: r.stdout ?? '', stderr: r.stderr ?? '', status: r.status, error: r.error };
 }

@@ -23,6 +23,7 @@
 import { writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { join } from 'node:path';
+import { listenOnLoopback } from './loopback.mjs';
 
 /**
  * One tool call of a round, as written in a scenario file.
@@ -437,20 +438,6 @@ export async function startFakeProvider(options) {
     });
   });
 
-  await new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => resolve(undefined));
-  });
-  const address = server.address();
-  const port = typeof address === 'object' && address ? address.port : 0;
-  return {
-    port,
-    baseUrl: `http://127.0.0.1:${port}/v1`,
-    requests,
-    close: () =>
-      new Promise((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
+  const { port, close } = await listenOnLoopback(server);
+  return { port, baseUrl: `http://127.0.0.1:${port}/v1`, requests, close };
 }

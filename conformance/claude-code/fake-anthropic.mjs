@@ -30,6 +30,7 @@ import { writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { join } from 'node:path';
 import { expandRound, REMINDER_TEXT } from '../fake-provider.mjs';
+import { listenOnLoopback } from '../loopback.mjs';
 
 /**
  * One prompt of a scenario: the user text (the marker is added by the driver) and its rounds.
@@ -356,20 +357,6 @@ export async function startFakeAnthropic(options) {
     });
   });
 
-  await new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => resolve(undefined));
-  });
-  const address = server.address();
-  const port = typeof address === 'object' && address ? address.port : 0;
-  return {
-    port,
-    baseUrl: `http://127.0.0.1:${port}`,
-    requests,
-    close: () =>
-      new Promise((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
+  const { port, close } = await listenOnLoopback(server);
+  return { port, baseUrl: `http://127.0.0.1:${port}`, requests, close };
 }

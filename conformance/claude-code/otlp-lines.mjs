@@ -98,3 +98,20 @@ export function readOtlpLines(file) {
   spans.sort((x, y) => byTime(x.startTimeUnixNano, y.startTimeUnixNano));
   return { logs, spans };
 }
+
+/**
+ * Rewrites OTLP JSON lines request by request: `change` gets each parsed request and returns it
+ * (changed in place or not), or `undefined` to drop the line.
+ * @param {string} text
+ * @param {(request: any) => any} change
+ * @returns {string}
+ */
+export function mapOtlpRequests(text, change) {
+  let out = '';
+  for (const line of text.split('\n')) {
+    if (!line.trim()) continue;
+    const next = change(JSON.parse(line));
+    if (next !== undefined) out += `${JSON.stringify(next)}\n`;
+  }
+  return out;
+}

@@ -10,6 +10,7 @@
 import { appendFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { gunzipSync } from 'node:zlib';
+import { listenOnLoopback } from '../loopback.mjs';
 
 /**
  * Starts the sink.
@@ -43,20 +44,6 @@ export async function startOtlpSink({ file, keepMetrics = false }) {
       }
     });
   });
-  await new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => resolve(undefined));
-  });
-  const address = server.address();
-  const port = typeof address === 'object' && address ? address.port : 0;
-  return {
-    port,
-    endpoint: `http://127.0.0.1:${port}`,
-    posts,
-    close: () =>
-      new Promise((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
+  const { port, close } = await listenOnLoopback(server);
+  return { port, endpoint: `http://127.0.0.1:${port}`, posts, close };
 }

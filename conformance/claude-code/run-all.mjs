@@ -14,12 +14,12 @@
  * fixtures/claude-code-2.1.328/). Exit code: 0 when every selected scenario passed; 1 when one
  * failed or the CLI or our build is missing; 2 on bad usage.
  */
-import { spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { runReplay } from '../decisions.mjs';
 import { selectScenarios } from '../scenario-files.mjs';
 import { isIsolated, reexecIsolated } from '../run-scenario.mjs';
 import { STOP_TEXT } from './fake-anthropic.mjs';
@@ -163,21 +163,6 @@ function withoutSpans(text) {
     .filter((l) => l.trim() && !l.startsWith('{"resourceSpans"'))
     .map((l) => `${l}\n`)
     .join('');
-}
-
-/**
- * Runs `replay` (no `--profile`: auto-detection) on the OTLP lines.
- * @param {string} file
- * @param {string} mode
- */
-function runReplay(file, mode) {
-  const r = spawnSync(process.execPath, [OUR_CLI, 'replay', '--mode', mode, '--format', 'json', file], {
-    encoding: 'utf8',
-    timeout: REPLAY_TIMEOUT_MILLIS,
-    killSignal: 'SIGKILL',
-    maxBuffer: 64 * 1024 * 1024,
-  });
-  return { stdout: r.stdout ?? '', stderr: r.stderr ?? '', status: r.status, error: r.error };
 }
 
 /**
@@ -371,7 +356,7 @@ async function main(argv) {
       if (promptOrder.length !== scenario.prompts.length) problems.push(`${promptOrder.length} user_prompt events != ${scenario.prompts.length} prompts`);
       row.batches = run.requests.filter((r) => r.kind === 'main' && r.callIds.length > 0).length;
 
-      const replay = runReplay(run.otlpFile, scenario.mode);
+      const replay = runReplay(OUR_CLI, run.otlpFile, scenario.mode, REPLAY_TIMEOUT_MILLIS);
       if (replay.error) problems.push(`replay did not run to the end: ${replay.error.message}`);
       if (replay.status !== 0) problems.push(`replay exited ${replay.status}: ${replay.stderr.split('\n').slice(-5).join(' | ')}`);
       if (/VIOLATED/.test(replay.stderr)) problems.push(`replay invariant VIOLATED: ${replay.stderr.split('\n').filter((l) => /VIOLATED/.test(l)).join(' | ')}`);
@@ -392,7 +377,7 @@ async function main(argv) {
       // alone must give the design's decisions too.
       const logsOnlyFile = join(outdir, `${scenario.name}.logs-only.otlp.jsonl`);
       writeFileSync(logsOnlyFile, withoutSpans(readFileSync(run.otlpFile, 'utf8')));
-      const logsOnly = runReplay(logsOnlyFile, scenario.mode);
+      const logsOnly = runReplay(OUR_CLI, logsOnlyFile, scenario.mode, REPLAY_TIMEOUT_MILLIS);
       if (logsOnly.status !== 0) problems.push(`logs-only replay exited ${logsOnly.status}: ${logsOnly.stderr.split('\n').slice(-5).join(' | ')}`);
       if (/VIOLATED/.test(logsOnly.stderr)) problems.push(`logs-only replay invariant VIOLATED: ${logsOnly.stderr.split('\n').filter((l) => /VIOLATED/.test(l)).join(' | ')}`);
       const oursLogsOnly = parseDecisions(logsOnly.stdout, promptOrder, problems, 'logs-only replay');

@@ -27,6 +27,7 @@ import { createServer } from 'node:http';
 import { join } from 'node:path';
 import { expandRound, REMINDER_TEXT } from '../fake-provider.mjs';
 import { REPETITION_WARNING_TEXT, STOP_TEXT } from '../claude-code/fake-anthropic.mjs';
+import { listenOnLoopback } from '../loopback.mjs';
 
 export { REMINDER_TEXT, REPETITION_WARNING_TEXT, STOP_TEXT };
 
@@ -253,20 +254,6 @@ export async function startFakeGemini(options) {
     });
   });
 
-  await new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => resolve(undefined));
-  });
-  const address = server.address();
-  const port = typeof address === 'object' && address ? address.port : 0;
-  return {
-    port,
-    baseUrl: `http://127.0.0.1:${port}`,
-    requests,
-    close: () =>
-      new Promise((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
+  const { port, close } = await listenOnLoopback(server);
+  return { port, baseUrl: `http://127.0.0.1:${port}`, requests, close };
 }

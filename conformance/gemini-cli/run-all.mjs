@@ -1,5 +1,5 @@
 // @ts-check
-/* global process, console */
+/* global process */
 /**
  * Runs every gemini-cli conformance scenario against the real CLI (0.61.0), checks what the real
  * client did, replays each run's telemetry outfile with our `replay` (profile auto-detected) and
@@ -16,17 +16,13 @@
  * every selected scenario passed; 1 when one failed or the CLI or our build is missing; 2 on bad
  * usage.
  */
-import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
-import { selectScenarios } from '../scenario-files.mjs';
-import { isIsolated, reexecIsolated } from '../run-scenario.mjs';
 import { readOutfile } from '../outfile.mjs';
 import { fixtureOf, hookInputFixture } from './fixture.mjs';
-import { compact, compareDecisions, parseDecisions, tableLines } from '../decisions.mjs';
+import { agentConformanceMain, replayProblems } from '../agent-runs.mjs';
+import { compact, compareDecisions, parseDecisions, runReplay } from '../decisions.mjs';
 import {
   GEMINI_CLI,
   geminiVersion,
@@ -50,21 +46,6 @@ const REPLAY_TIMEOUT_MILLIS = 20_000;
 function promptOf(promptId) {
   const m = /\/(\d+)$/.exec(promptId);
   return m ? Number(m[1]) : 1;
-}
-
-/**
- * Runs `replay` (no `--profile`: auto-detection) on the outfile.
- * @param {string} file
- * @param {string} mode
- */
-function runReplay(file, mode) {
-  const r = spawnSync(process.execPath, [OUR_CLI, 'replay', '--mode', mode, '--format', 'json', file], {
-    encoding: 'utf8',
-    timeout: REPLAY_TIMEOUT_MILLIS,
-    killSignal: 'SIGKILL',
-    maxBuffer: 64 * 1024 * 1024,
-  });
-  return { stdout: r.stdout ?? '', stderr: r.stderr ?? '', status: r.status, error: r.error };
 }
 
 /**
@@ -153,123 +134,62 @@ function checkHookEffects(scenario, run, expected) {
 }
 
 /**
- * @param {string[]} argv
+ * One scenario against the real CLI: its run, the real client's behaviour, replay of its
+ * telemetry, and with the guard hook its decisions and effects.
+ * @param {import('./run-scenario.mjs').GeminiScenario} scenario
+ * @param {import('../agent-runs.mjs').AgentRow} row
+ * @param {{ outdir: string, record: string | undefined, log: (line: string) => void }} ctx
  */
-async function main(argv) {
-  /** @type {{ values: { out?: string, record?: string }, positionals: string[] }} */
-  let parsed;
-  try {
-    parsed = parseArgs({ args: argv, options: { out: { type: 'string' }, record: { type: 'string' } }, allowPositionals: true });
-  } catch {
-    console.error('usage: node conformance/gemini-cli/run-all.mjs [--out <dir>] [--record <dir>] [scenario-name ...]');
-    return 2;
-  }
-  let outdir = parsed.values.out ?? process.env.CONFORMANCE_OUT ?? join(tmpdir(), `rtfg-conformance-gemini-cli-${Date.now()}`);
-  const record = parsed.values.record;
-  if (!existsSync(OUR_CLI)) {
-    console.error(`conformance: ${OUR_CLI} does not exist; build it first (npm run build), or run npm run test:conformance`);
-    return 1;
-  }
-  outdir = resolve(outdir);
-  mkdirSync(outdir, { recursive: true });
-  if (record) mkdirSync(resolve(record), { recursive: true });
-  const dir = join(here, 'scenarios');
-  const files = selectScenarios(dir, parsed.positionals);
-  if (files === undefined) return 2;
-  const version = geminiVersion();
-  console.error(
-    `conformance: ${files.length} gemini-cli scenarios, gemini-cli ${version} (${GEMINI_CLI}), network ${isIsolated() ? 'loopback-only namespace' : 'NOT isolated (offline settings only)'}, output ${outdir}`,
-  );
-  if (version !== PINNED_VERSION) console.error(`conformance: expected values were observed with ${PINNED_VERSION} only; this is ${version}`);
+async function runOne(scenario, row, { outdir, record, log }) {
+  const problems = row.problems;
+  const run = await runGeminiScenario(scenario, { outdir, log });
+  row.seconds = Math.round(run.durationMillis / 100) / 10;
+  const records = readOutfile(run.outfile);
+  const logs = records.filter((r) => r.attributes?.['event.name'] !== undefined && r.name === undefined);
+  problems.push(...checkRealClient(scenario, run, logs));
+  row.batches = run.requests.filter((r) => r.kind === 'main' && r.callIds.length > 0).length;
 
-  const started = Date.now();
-  /** @type {Record<string, any>[]} */
-  const rows = [];
-  for (const [n, file] of files.entries()) {
-    const scenario = loadGeminiScenario(join(dir, file));
-    /** @type {Record<string, any>} */
-    const row = { name: scenario.name, mode: scenario.mode, hooks: scenario.hooks ?? 'none', ours: [], hook: [], problems: [] };
-    rows.push(row);
-    if (Date.now() - started > START_BUDGET_MILLIS) {
-      row.problems.push('not run: time budget exhausted');
-      continue;
+  const replay = runReplay(OUR_CLI, run.outfile, scenario.mode, REPLAY_TIMEOUT_MILLIS);
+  problems.push(...replayProblems(replay, 'gemini-cli', scenario.expectedDecisions.length === 0));
+  const ours = parseDecisions(replay.stdout, promptOf, problems, 'replay');
+  row.ours = ours.map(compact);
+  problems.push(...compareDecisions('replay vs expected', scenario.expectedDecisions, ours, scenario.mode));
+
+  const hookText = readFileSync(run.hookDecisionsFile, 'utf8');
+  if (scenario.hooks === 'guard') {
+    /** @type {import('../decisions.mjs').Decision[]} */
+    const expectedHook = /** @type {any} */ (scenario).expectedHookDecisions ?? scenario.expectedDecisions;
+    const hook = parseDecisions(hookText, promptOf, problems, 'hook');
+    row.hook = hook.map(compact);
+    problems.push(...compareDecisions('hook vs expected', expectedHook, hook, scenario.mode));
+    problems.push(...checkHookEffects(scenario, run, expectedHook));
+  } else if (hookText.trim()) {
+    problems.push('the guard hook wrote decisions although it was not registered');
+  }
+  if (record) {
+    writeFileSync(join(record, `${scenario.name}.outfile.json`), fixtureOf(records));
+    if (scenario.hooks === 'guard') {
+      const hookLines = readFileSync(run.hookFile, 'utf8').split('\n').filter((l) => l.trim());
+      const inputs = hookLines.map((l) => JSON.stringify(hookInputFixture(JSON.parse(l).input)));
+      writeFileSync(join(record, `${scenario.name}.hooks.jsonl`), inputs.map((l) => `${l}\n`).join(''));
     }
-    console.error(`[${n + 1}/${files.length}] ${scenario.name} (${scenario.mode}, hooks ${row.hooks}) ...`);
-    /** @type {string[]} */
-    const problems = row.problems;
-    try {
-      const run = await runGeminiScenario(scenario, { outdir, log: (l) => console.error(`    ${l}`) });
-      row.seconds = Math.round(run.durationMillis / 100) / 10;
-      const records = readOutfile(run.outfile);
-      const logs = records.filter((r) => r.attributes?.['event.name'] !== undefined && r.name === undefined);
-      problems.push(...checkRealClient(scenario, run, logs));
-      row.batches = run.requests.filter((r) => r.kind === 'main' && r.callIds.length > 0).length;
-
-      const replay = runReplay(run.outfile, scenario.mode);
-      if (replay.error) problems.push(`replay did not run to the end: ${replay.error.message}`);
-      if (replay.status !== 0 && !(replay.status === 3 && scenario.expectedDecisions.length === 0)) {
-        problems.push(`replay exited ${replay.status}: ${replay.stderr.split('\n').slice(-5).join(' | ')}`);
-      }
-      if (/VIOLATED/.test(replay.stderr)) problems.push(`replay invariant VIOLATED: ${replay.stderr.split('\n').filter((l) => /VIOLATED/.test(l)).join(' | ')}`);
-      if (!/profile: gemini-cli/.test(replay.stderr)) problems.push('replay did not report `profile: gemini-cli` (auto-detection)');
-      const ours = parseDecisions(replay.stdout, promptOf, problems, 'replay');
-      row.ours = ours.map(compact);
-      problems.push(...compareDecisions('replay vs expected', scenario.expectedDecisions, ours, scenario.mode));
-
-      const hookText = readFileSync(run.hookDecisionsFile, 'utf8');
-      if (scenario.hooks === 'guard') {
-        /** @type {import('../decisions.mjs').Decision[]} */
-        const expectedHook = /** @type {any} */ (scenario).expectedHookDecisions ?? scenario.expectedDecisions;
-        const hook = parseDecisions(hookText, promptOf, problems, 'hook');
-        row.hook = hook.map(compact);
-        problems.push(...compareDecisions('hook vs expected', expectedHook, hook, scenario.mode));
-        problems.push(...checkHookEffects(scenario, run, expectedHook));
-      } else if (hookText.trim()) {
-        problems.push('the guard hook wrote decisions although it was not registered');
-      }
-      if (record) {
-        writeFileSync(join(resolve(record), `${scenario.name}.outfile.json`), fixtureOf(records));
-        if (scenario.hooks === 'guard') {
-          const hookLines = readFileSync(run.hookFile, 'utf8').split('\n').filter((l) => l.trim());
-          const inputs = hookLines.map((l) => JSON.stringify(hookInputFixture(JSON.parse(l).input)));
-          writeFileSync(join(resolve(record), `${scenario.name}.hooks.jsonl`), inputs.map((l) => `${l}\n`).join(''));
-        }
-      }
-    } catch (err) {
-      problems.push(`harness error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
-    }
-    row.ok = problems.length === 0;
-    console.error(`    ${row.ok ? 'ok' : 'FAIL'} in ${row.seconds ?? '?'}s: ${row.ours.join(' ') || '(no decisions)'}`);
-    for (const p of problems) console.error(`    - ${p}`);
   }
-  const totalSeconds = Math.round((Date.now() - started) / 100) / 10;
-  writeFileSync(join(outdir, 'summary.json'), JSON.stringify({ geminiCli: version, cli: GEMINI_CLI, isolated: isIsolated(), totalSeconds, rows }, null, 2));
-
-  const table = [['scenario', 'mode', 'hooks', 'batches', 'replay decisions (= expected)', 'hook decisions']];
-  for (const r of rows) {
-    table.push([
-      `${r.ok ? '' : 'FAIL '}${r.name}`,
-      r.mode,
-      r.hooks,
-      String(r.batches ?? '-'),
-      r.ours.join(' ') || '-',
-      r.hooks === 'guard' ? r.hook.join(' ') || '-' : 'n/a',
-    ]);
-  }
-  console.log('gemini-cli');
-  for (const line of tableLines(table)) console.log(line);
-  const failed = rows.filter((r) => !r.ok);
-  console.log('');
-  for (const r of failed) console.log(`FAIL ${r.name}:\n  - ${r.problems.join('\n  - ')}`);
-  console.log(`gemini-cli ${version}, network ${isIsolated() ? 'loopback-only namespace' : 'not isolated'}, ${totalSeconds}s, details in ${join(outdir, 'summary.json')}`);
-  console.log(`gemini-cli: ${rows.length - failed.length} passed, ${failed.length} failed`);
-  return failed.length === 0 ? 0 : 1;
 }
 
-const missing = missingGeminiCli();
-if (missing) {
-  console.error(missing);
-  process.exit(1);
-}
-const code = reexecIsolated(ISOLATED_RUN_TIMEOUT_MILLIS);
-process.exit(code ?? (await main(process.argv.slice(2))));
+await agentConformanceMain(
+  {
+    agent: 'gemini-cli',
+    usage: 'conformance/gemini-cli/run-all.mjs',
+    scenariosDir: join(here, 'scenarios'),
+    ourCli: OUR_CLI,
+    cliPath: GEMINI_CLI,
+    version: geminiVersion,
+    pinned: PINNED_VERSION,
+    startBudgetMillis: START_BUDGET_MILLIS,
+    load: loadGeminiScenario,
+    run: runOne,
+    missing: missingGeminiCli,
+    isolatedRunTimeoutMillis: ISOLATED_RUN_TIMEOUT_MILLIS,
+  },
+  process.argv.slice(2),
+);

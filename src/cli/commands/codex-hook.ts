@@ -24,13 +24,7 @@ import { hookCommandLine } from './hook-command-line.js';
  * @param env - the process environment (mode and directories)
  * @param now - wall clock
  */
-export function runCodexHook(
-  stdinText: string,
-  options: HookRunOptions,
-  io: HookIo,
-  env: Readonly<Record<string, string | undefined>> = process.env,
-  now: () => number = Date.now,
-): Promise<number> {
+export function runCodexHook(stdinText: string, options: HookRunOptions, io: HookIo, env: Readonly<Record<string, string | undefined>> = process.env, now = Date.now): Promise<number> {
   // Codex does not tell a hook whether it runs `codex exec` or the interactive CLI.
   return runHook(CODEX_HOOK_ADAPTER, stdinText, { route: 'headless', ...options }, io, env, now);
 }
