@@ -8,8 +8,9 @@
  *   (the model reads it with that call's output, which stays whole), or, when the batch's last
  *   call fired no `PostToolUse` (an MCP failure), on the next call's `PreToolUse`: one model
  *   request later than the design;
- * - `stop` → the stop text as `additionalContext` (for the model) and `systemMessage` (shown to
- *   the user); on a `PreToolUse` the call is denied with it. No hook output ends a 0.169.0 turn
+ * - `stop` → the stop text as `additionalContext` (for the model) and `systemMessage` (for the
+ *   user; `codex exec` 0.169.0 does not print it, but prints every denial's reason on stderr); on a
+ *   `PreToolUse` the call is denied with it. No hook output ends a 0.169.0 turn
  *   (`continue: false` on `PostToolUse` only replaces the call's output), so the adapter is
  *   `denyAfterStop`: every later call of the turn is denied at `PreToolUse` with the stop text; no
  *   tool runs after the stop, and the turn ends when the model answers;
@@ -104,7 +105,7 @@ export const CODEX_HOOK_ADAPTER: HookAdapter = {
   load: loadCodexHookInput,
   parse: parseCodexHookInput,
   format: formatCodexHookOutput,
-  // Codex shows a hook's systemMessage to the user as a warning.
+  // Codex keeps a hook's systemMessage as a warning of the hook run (`codex exec` 0.169.0 does not print it).
   formatProblem: (text) => ({ systemMessage: text }),
 };
 
