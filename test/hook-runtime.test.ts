@@ -14,6 +14,7 @@ import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { REPEATED_TOOL_FAILURE_STOP_TEXT } from '../src/core/failure/reducer.js';
 import { CLAUDE_CODE_HOOK_ADAPTER } from '../src/hooks/claude-code/claude-code-adapter.js';
+import type { HookAdapter, HookEvent } from '../src/hooks/hook-event.js';
 import { runHook } from '../src/hooks/hook-runtime.js';
 import type { HookRunOptions } from '../src/hooks/hook-runtime.js';
 import { HookStateStore } from '../src/hooks/state-store.js';
@@ -257,5 +258,50 @@ describe('hook runtime: bounded time', () => {
     expect(Date.now() - started).toBeLessThan(3_000);
     expect(c.out).toEqual([]);
     expect(c.err).toEqual(['repeated-tool-failure-guard claude-code-hook: no answer within 300 ms (state directory not responding?); no decision']);
+  });
+});
+
+describe('hook runtime: hosts whose every event lists the prompt\'s batches again (Codex)', () => {
+  /** A test host: `{ events: HookEvent[] }` on stdin is the event list itself. */
+  const LISTING: HookAdapter = {
+    profile: 'codex',
+    command: 'test-hook',
+    vocabulary: ['exit_2'],
+    denyAfterStop: true,
+    parse: (v) => (v as { events: HookEvent[] }).events,
+    format: (event, action) => (action.type === 'none' ? undefined : { on: event.type, action: action.type }),
+  };
+  const common = { sessionId: 's', promptId: 'p' };
+  const fail = (id: string) => ({ callId: id, toolName: 'exec_command', toolType: 'native' as const, outcome: { kind: 'failure' as const, errorType: 'exit_2' } });
+  const batchOf = (ordinal: number, ids: string[], calls = ids.map(fail)) => ({ type: 'batch_settled' as const, ...common, calls, complete: true, ordinal });
+  const start = (id: string) => ({ type: 'call_started' as const, ...common, callId: id, toolName: 'exec_command', toolInput: { id } });
+
+  const count = (file: string) => (existsSync(file) ? readFileSync(file, 'utf8').trim().split('\n').filter(Boolean).length : 0);
+
+  async function step(dir: string, decisionsFile: string, events: HookEvent[]) {
+    const c = capture();
+    await runHook(LISTING, JSON.stringify({ events }), { mode: 'enforce', stateDir: dir, decisionsFile }, c.io, {});
+    expect(c.err).toEqual([]);
+    return c.out.length === 0 ? undefined : (JSON.parse(c.out[0] as string) as { on: string; action: string });
+  }
+
+  it('a batch listed again changes nothing; one out of order or with an unknown outcome waits; the stop outranks and denies every later call', async () => {
+    const dir = fresh();
+    const decisionsFile = join(dir, 'd.jsonl');
+    const b = (n: number) => [`c${n}a`, `c${n}b`, `c${n}c`];
+    expect(await step(dir, decisionsFile, [batchOf(1, b(1))])).toBeUndefined();
+    // Listed again (a concurrent sibling's hook), and batch 3 before batch 2: neither is reduced.
+    expect(await step(dir, decisionsFile, [batchOf(1, b(1)), batchOf(3, b(3))])).toBeUndefined();
+    expect(count(decisionsFile)).toBe(1);
+    // Batch 2 with a call the host has no outcome for yet, and none recorded: it waits.
+    expect(await step(dir, decisionsFile, [batchOf(2, b(2), [...b(2).slice(0, 2).map(fail), { ...fail(`c2c`), outcome: undefined }])])).toBeUndefined();
+    expect(count(decisionsFile)).toBe(1);
+    expect(await step(dir, decisionsFile, [batchOf(1, b(1)), batchOf(2, b(2))])).toBeUndefined();
+    expect(await step(dir, decisionsFile, [batchOf(3, b(3)), start('c4a')])).toEqual({ on: 'call_started', action: 'remind' });
+    // Batch 4 settles at the next call's start: the stop, and that call is denied with it.
+    expect(await step(dir, decisionsFile, [batchOf(4, b(4)), start('c5a')])).toEqual({ on: 'call_started', action: 'stop' });
+    expect(await step(dir, decisionsFile, [start('c5b')])).toEqual({ on: 'call_started', action: 'deny_call' });
+    const decisions = readFileSync(decisionsFile, 'utf8').trim().split('\n').map((l) => (JSON.parse(l) as { batch: number; decision: string }));
+    expect(decisions.map((d) => `${d.batch}:${d.decision}`)).toEqual(['1:tracked', '2:tracked', '3:warned', '4:stopped']);
   });
 });

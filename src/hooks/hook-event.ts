@@ -102,7 +102,8 @@ export interface HookBatchSettled extends HookEventCommon {
   /**
    * The batch's 1-based ordinal within the prompt, for a host whose every event lists the
    * prompt's batches again (Codex: read from the session transcript): a batch whose ordinal the
-   * runtime has already reduced changes nothing. `undefined`: every such event closes a batch.
+   * runtime has already reduced, or one listed before the batch ahead of it, changes nothing.
+   * `undefined`: every such event closes a batch.
    */
   readonly ordinal?: number;
 }

@@ -323,8 +323,9 @@ export function stepHookSession(state: HookSessionState, event: HookEvent, mode:
       // A model request with no call recorded before it (the prompt's first, or one after a text
       // answer) closes no batch.
       if (s.open === undefined && event.calls.length === 0 && event.complete) return none({ ...s, running: 0 });
-      // A host that lists the prompt's batches again and again: one already reduced changes nothing.
-      if (event.ordinal !== undefined && event.ordinal <= s.batches) return none(s);
+      // A host that lists the prompt's batches again and again: one already reduced, or one listed
+      // before the batch ahead of it was reduced, changes nothing (a later event lists it again).
+      if (event.ordinal !== undefined && event.ordinal !== s.batches + 1) return none(s);
       // A call with no outcome yet, and none recorded: the batch is judged by a later event.
       if (event.calls.some((c) => c.outcome === undefined && !recordedSettled(s.open, c.callId))) return none(s);
       const open = openCopy(s.open, nowMillis);
