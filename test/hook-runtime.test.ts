@@ -14,7 +14,7 @@ import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { REPEATED_TOOL_FAILURE_STOP_TEXT } from '../src/core/failure/reducer.js';
 import { CLAUDE_CODE_HOOK_ADAPTER } from '../src/hooks/claude-code/claude-code-adapter.js';
-import type { HookAdapter, HookEvent } from '../src/hooks/hook-event.js';
+import type { HookAdapter, HookBatchCall, HookEvent } from '../src/hooks/hook-event.js';
 import { runHook } from '../src/hooks/hook-runtime.js';
 import type { HookRunOptions } from '../src/hooks/hook-runtime.js';
 import { HookStateStore } from '../src/hooks/state-store.js';
@@ -272,9 +272,9 @@ describe('hook runtime: hosts whose every event lists the prompt\'s batches agai
     format: (event, action) => (action.type === 'none' ? undefined : { on: event.type, action: action.type }),
   };
   const common = { sessionId: 's', promptId: 'p' };
-  const fail = (id: string) => ({ callId: id, toolName: 'exec_command', toolType: 'native' as const, outcome: { kind: 'failure' as const, errorType: 'exit_2' } });
-  const batchOf = (ordinal: number, ids: string[], calls = ids.map(fail)) => ({ type: 'batch_settled' as const, ...common, calls, complete: true, ordinal });
-  const start = (id: string) => ({ type: 'call_started' as const, ...common, callId: id, toolName: 'exec_command', toolInput: { id } });
+  const fail = (id: string): HookBatchCall => ({ callId: id, toolName: 'exec_command', toolType: 'native', outcome: { kind: 'failure', errorType: 'exit_2' } });
+  const batchOf = (ordinal: number, ids: string[], calls: HookBatchCall[] = ids.map(fail)): HookEvent => ({ type: 'batch_settled', ...common, calls, complete: true, ordinal });
+  const start = (id: string): HookEvent => ({ type: 'call_started', ...common, callId: id, toolName: 'exec_command', toolInput: { id } });
 
   const count = (file: string) => (existsSync(file) ? readFileSync(file, 'utf8').trim().split('\n').filter(Boolean).length : 0);
 
