@@ -119,6 +119,11 @@ describe('bounded state under a prompt flood', () => {
     };
     const a = startInteraction(s.tracer, 'victim');
     expect([0, 1, 2, 3].map(() => batch('victim', a))).toEqual(['none', 'none', 'none', 'remind']);
+    // 8 live prompts (each with a batch) evict it; junk prompts (no batch) would be evicted first (issue 34.4)
+    const evicted = new Set<string>();
+    s.guard.addListener({ onEviction: (id) => evicted.add(id) });
+    for (let i = 0; i < 8; i++) batch(`live-${i}`, startInteraction(s.tracer, `live-${i}`));
+    expect(evicted.has('victim')).toBe(true);
     for (let i = 0; i < 40_000; i++) s.guard.engine.observePrompt(`flood-${i}`, { foreground: true });
     expect(s.guard.engine.openPromptCount).toBeLessThanOrEqual(8);
     expect([0, 1, 2, 3, 4].map(() => batch('victim', a))).toEqual(['none', 'none', 'none', 'none', 'none']);

@@ -122,6 +122,7 @@ program
       .argParser(positiveInt)
       .default(65_536),
   )
+  .addOption(new Option('--max-prompts <n>', 'most prompts judged at once; beyond it prompts that never opened a batch are dropped first, then the oldest').argParser(positiveInt).default(10_000))
   .addOption(new Option('--max-connections <n>', 'most OTLP/HTTP connections open at once; new ones are closed beyond it (said once); idle ones close after 10 s').argParser(positiveInt).default(4096))
   .addOption(
     new Option('--ingest-budget-bytes <n>', 'memory budget for held telemetry plus bodies being read; 503/429 with Retry-After beyond')
@@ -155,6 +156,7 @@ program
       maxBodyBytes: number;
       maxRecordsPerRequest: number;
       maxConnections: number;
+      maxPrompts: number;
       ingestBudgetBytes: number;
       mode: GuardMode;
       profile: WireProfileName | 'auto';

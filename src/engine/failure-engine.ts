@@ -121,6 +121,8 @@ export class FailureEngine {
       maxEntries: settings.maxOpenPrompts,
       maxBytes: settings.maxHeldBytes ?? DEFAULT_MAX_HELD_BYTES,
       now: settings.now,
+      // A prompt that never opened a batch (one record, or a flood of made-up ids) goes before live work.
+      disposable: (e) => e.batchCount === 0 && e.open === undefined && e.closing === undefined && e.pending === undefined,
       tombstones: {
         finishedCapacity: settings.maxOpenPrompts,
         evictedFilterBytes: settings.evictedPromptFilterBytes ?? DEFAULT_EVICTED_PROMPT_FILTER_BYTES,

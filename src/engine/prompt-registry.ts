@@ -36,7 +36,7 @@ export interface RegistryTombstones {
 }
 
 /** Settings of a {@link PromptRegistry}. */
-export interface PromptRegistrySettings {
+export interface PromptRegistrySettings<E extends RegistryEntry = RegistryEntry> {
   /** Entries held at once; creating one more trims the oldest (an eighth at a time). Minimum `1`. */
   readonly maxEntries: number;
   /** Clock in milliseconds. A non-finite reading counts as the previous stamp. */
@@ -45,6 +45,11 @@ export interface PromptRegistrySettings {
   readonly tombstones?: RegistryTombstones;
   /** Most estimated bytes held by all entries (see {@link PromptRegistry.weigh}); absent: no byte bound. */
   readonly maxBytes?: number;
+  /**
+   * Entries that look like junk (for prompts: never opened a batch): at capacity they are trimmed
+   * first, oldest first, before any other entry. Absent: the oldest entries, whatever they hold.
+   */
+  readonly disposable?: (entry: E) => boolean;
 }
 
 /** Result of {@link PromptRegistry.admit}. */
@@ -56,7 +61,7 @@ const NOTHING: readonly [] = [];
 
 /** A bounded, insertion-ordered table of per-key state with tombstones. */
 export class PromptRegistry<E extends RegistryEntry> {
-  private readonly _settings: PromptRegistrySettings;
+  private readonly _settings: PromptRegistrySettings<E>;
   private readonly _entries = new Map<string, E>();
   private readonly _finished: BoundedSet<string> | undefined;
   private readonly _evicted: EvictedIdFilter | undefined;
@@ -71,7 +76,7 @@ export class PromptRegistry<E extends RegistryEntry> {
   private _lastKey: string | undefined;
   private _lastEntry: E | undefined;
 
-  constructor(settings: PromptRegistrySettings) {
+  constructor(settings: PromptRegistrySettings<E>) {
     this._settings = settings;
     const t = settings.tombstones;
     this._finished = t === undefined ? undefined : new BoundedSet(t.finishedCapacity);
@@ -205,12 +210,22 @@ export class PromptRegistry<E extends RegistryEntry> {
     const drop = Math.max(1, map.size - max + 1, Math.floor(max / 8));
     const removed: Array<readonly [string, E]> = [];
     this._forgetLast();
+    const disposable = this._settings.disposable;
+    // Junk first (one pass over the table, once per eighth of it: O(1) amortised), then the oldest.
+    const others: Array<readonly [string, E]> = [];
     for (const [k, v] of map) {
       if (removed.length >= drop) break;
+      if (disposable === undefined || disposable(v)) removed.push([k, v]);
+      else if (others.length < drop) others.push([k, v]);
+    }
+    for (const o of others) {
+      if (removed.length >= drop) break;
+      removed.push(o);
+    }
+    for (const [k, v] of removed) {
       map.delete(k);
       this._bytes -= v.heldBytes ?? 0;
       v.held = false;
-      removed.push([k, v]);
     }
     return removed;
   }

@@ -36,6 +36,7 @@ import {
   ATTR_ROUTE,
   ATTR_TERMINAL_STATUS,
   GUARD_EVENT_SUFFIX,
+  GUARD_EVICTED_FILTER_RATE_METRIC_SUFFIX,
   GUARD_EVICTION_METRIC_SUFFIX,
   GUARD_METRIC_SUFFIX,
   ATTR_RUN_LENGTH_BUCKET,
@@ -68,6 +69,11 @@ export interface GuardTelemetryOptions {
    * (or a prompt no profile reads): `namespace` and `executionErrorTypes`. Must not throw.
    */
   readonly agentOf?: (promptId: string) => TelemetryAgent | undefined;
+  /**
+   * The evicted-prompt filter's estimated false-positive rate now (0 to 1), observed as a gauge
+   * (`<namespace>.repeated_tool_failure_guard.evicted_filter.false_positive_rate`). @defaultValue no gauge
+   */
+  readonly evictedFilterFalsePositiveRate?: () => number;
 }
 
 /** The names one agent's decisions are emitted with. */
@@ -269,11 +275,31 @@ export class GuardTelemetry implements FailureEngineListener, RepetitionListener
    * The counters of a namespace. Instruments follow the global providers until a provider is
    * passed in options (NodeSDK sets globals late); the logger too.
    */
+  /** The gauge of the evicted-prompt filter's rate, one per guard (under the configured namespace). */
+  private _observeFilterRate(mp: MeterProvider): void {
+    const rate = this._options.evictedFilterFalsePositiveRate;
+    if (rate === undefined) return;
+    mp.getMeter(INSTRUMENTATION_SCOPE_NAME, VERSION)
+      .createObservableGauge(`${this._options.namespace}.${GUARD_EVICTED_FILTER_RATE_METRIC_SUFFIX}`, {
+        description:
+          'Estimated share of new prompts the evicted-prompt filter would take for evicted ones (never tracked: a miss, never a false stop); bounded by the filter aging.',
+        unit: '1',
+      })
+      .addCallback((result) => {
+        try {
+          result.observe(rate());
+        } catch {
+          // a metric callback never throws into the SDK
+        }
+      });
+  }
+
   private _counters(namespace: string): Instruments | undefined {
     const mp = this._options.meterProvider ?? metrics.getMeterProvider();
     if (mp !== this._meterProvider) {
       this._meterProvider = mp;
       this._instruments.clear();
+      this._observeFilterRate(mp);
     }
     const lp = this._options.loggerProvider ?? globalLoggerProvider();
     if (lp !== this._loggerProvider) {

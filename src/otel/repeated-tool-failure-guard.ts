@@ -108,6 +108,7 @@ export class RepeatedToolFailureGuard implements TelemetrySink {
       executionErrorTypes: vocabulary,
       // Under `auto` each prompt's telemetry carries its own agent's names, unless a namespace was given.
       ...(o.profile === 'auto' && !o.namespaceGiven ? { agentOf: (promptId: string) => agentTelemetry(this.profileOfPrompt(promptId)) } : {}),
+      evictedFilterFalsePositiveRate: () => this.engine.evictedFilterFalsePositiveRate,
     });
     this.telemetry = telemetry;
     this.engine.addListener(telemetry);

@@ -43,6 +43,11 @@ export const GUARD_UNJUDGED_METRIC_SUFFIX = 'repeated_tool_failure_guard.unjudge
 export const GUARD_UNREAD_METRIC_SUFFIX = 'repeated_tool_failure_guard.unread_records';
 /** Metric name suffix of the counter of received spans that end before they start: `<ns>.repeated_tool_failure_guard.clock_anomalies`. */
 export const GUARD_CLOCK_ANOMALY_METRIC_SUFFIX = 'repeated_tool_failure_guard.clock_anomalies';
+/**
+ * Metric name suffix of the gauge of the evicted-prompt filter's estimated false-positive rate (the
+ * share of new prompts it would refuse as evicted): `<ns>.repeated_tool_failure_guard.evicted_filter.false_positive_rate`.
+ */
+export const GUARD_EVICTED_FILTER_RATE_METRIC_SUFFIX = 'repeated_tool_failure_guard.evicted_filter.false_positive_rate';
 /** Event name suffix of the repetition breaker's diagnostic log: `<ns>.tool_call_repetition_guard`. */
 export const REPETITION_EVENT_SUFFIX = 'tool_call_repetition_guard';
 /** Metric name suffix of the repetition breaker's counter: `<ns>.tool_call_repetition_guard.count`. */

@@ -165,6 +165,11 @@ export interface GuardServerOptions {
    * on the log until the count falls again. Connections idle for 10 s are closed. @defaultValue `4096`
    */
   readonly maxConnections?: number;
+  /**
+   * Most prompts the guard tracks at once (the in-process option `maxOpenPrompts`); at the limit,
+   * prompts that never opened a batch are dropped first, then the oldest. @defaultValue `10000`
+   */
+  readonly maxOpenPrompts?: number;
 }
 
 /** Records no profile reads are named on stderr at most once per this interval. */
@@ -364,6 +369,7 @@ export async function startGuardServer(options: GuardServerOptions = {}): Promis
     producers,
     controlHookRequired: false,
     untypedFailures: options.untypedFailures,
+    maxOpenPrompts: options.maxOpenPrompts,
     promptStartRequiredFromMillis: options.newPromptsOnly === true ? startedAtMillis : undefined,
     meterProvider,
     loggerProvider,

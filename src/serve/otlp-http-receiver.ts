@@ -11,6 +11,7 @@
  */
 import { createServer } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import { createServer as createTlsServer } from 'node:https';
 import { createGunzip, createInflate } from 'node:zlib';
 import { isOtlpRequest, otlpRequestToRecords } from '../otlp/otlp.js';
@@ -375,6 +376,7 @@ export function startOtlpHttpReceiver(options: OtlpHttpReceiverOptions): Promise
   };
 
   const onRequest = (req: IncomingMessage, res: ServerResponse): void => {
+    req.socket.setTimeout(0);
     handle(req, res).catch((err: unknown) => refuse(req, res, err));
   };
   const tls = options.auth?.tls;
@@ -390,8 +392,10 @@ export function startOtlpHttpReceiver(options: OtlpHttpReceiverOptions): Promise
           { ...timing, cert: tls.cert, key: tls.key, ...(tls.clientCa === undefined ? {} : { ca: tls.clientCa, requestCert: true, rejectUnauthorized: true }) },
           onRequest,
         );
-  // A connection that sends nothing at all is not covered by headersTimeout: it is closed once idle that long.
-  server.timeout = headersTimeout;
+  // A connection that sends nothing at all is not covered by headersTimeout: it is closed once idle
+  // that long before its first request (from then on requestTimeout and keepAliveTimeout apply; a
+  // socket timeout during a request would also cut one whose answer is slow to come).
+  server.on('connection', (socket: Socket) => socket.setTimeout(headersTimeout, () => socket.destroy()));
   server.maxConnections = options.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
   let limitSaid = false;
   server.on('drop', () => {

@@ -29,6 +29,8 @@ export interface ServeCommandOptions {
   readonly maxRecordsPerRequest?: number;
   /** Most OTLP/HTTP connections open at once. */
   readonly maxConnections?: number;
+  /** Most prompts judged at once (`maxOpenPrompts`). */
+  readonly maxPrompts?: number;
   /** Memory budget for held telemetry plus bodies being read, in bytes. */
   readonly ingestBudgetBytes?: number;
   readonly mode: GuardMode;
@@ -137,7 +139,7 @@ export async function runServe(options: ServeCommandOptions, io: CommandIo): Pro
   if (options.report !== undefined) await checkReportWritable(options.report);
   let server: GuardServer;
   try {
-    server = await startGuardServer({ ...options, ...auth, report: options.report !== undefined, print: io.out, log: io.err });
+    server = await startGuardServer({ ...options, ...auth, maxOpenPrompts: options.maxPrompts, report: options.report !== undefined, print: io.out, log: io.err });
   } catch (err) {
     if (err instanceof ListenError) throw new UserError(err.message);
     throw err;
