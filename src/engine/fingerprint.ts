@@ -37,7 +37,56 @@ import { createHash } from 'node:crypto';
  * ```
  */
 export function canonicalJson(value: unknown): string {
-  return serialize(value, '', new Set<object>()) ?? 'null';
+  return serialize(value, '', new Set<object>(), undefined, 0) ?? 'null';
+}
+
+/** Bounds of {@link canonicalJsonWithin}: what one serialisation may visit, build and call. */
+export interface CanonicalJsonBound {
+  /** Values visited: every array element and object property counts, once per reference (a shared object once per path to it). */
+  readonly maxNodes: number;
+  /** Nesting depth of arrays and objects. */
+  readonly maxDepth: number;
+  /** UTF-16 code units of strings and keys visited, each counted once per visit (one string referenced 4,000 times counts 4,000 times). */
+  readonly maxChars: number;
+  /** `toJSON` methods called (host code: each call's result is bounded like any other value). */
+  readonly maxToJsonCalls: number;
+}
+
+/** Thrown inside the bounded serialiser when a bound is passed (one instance: no stack captured per call). */
+const OVER_BOUND = new Error('over the canonical JSON bound');
+
+/** What is left of a bound while serialising. */
+interface Budget {
+  nodes: number;
+  chars: number;
+  toJsonCalls: number;
+  readonly maxDepth: number;
+}
+
+/** Elements a binary view enumerates as (a `Buffer`'s `toJSON` builds an array of as many). */
+function viewLength(view: ArrayBufferView): number {
+  const length = (view as { length?: unknown }).length;
+  return typeof length === 'number' ? length : view.byteLength;
+}
+
+/**
+ * {@link canonicalJson} within a bound on the work: `undefined` (and nothing more built) as soon as
+ * serialising would visit more than `maxNodes` values, nest deeper than `maxDepth`, read more than
+ * `maxChars` of strings and keys, or call more than `maxToJsonCalls` `toJSON` methods. Binary data
+ * (a `Buffer`, any typed array or `DataView`) counts as its length in values and is refused before
+ * its `toJSON` or keys are read, so a 50 MiB `Buffer` costs nothing. The work is O(the bound) plus
+ * what the host's own `toJSON` methods do.
+ *
+ * @throws {TypeError} under the same conditions as {@link canonicalJson} (cycles within the bound, `bigint`)
+ */
+export function canonicalJsonWithin(value: unknown, bound: CanonicalJsonBound): string | undefined {
+  const budget: Budget = { nodes: bound.maxNodes, chars: bound.maxChars, toJsonCalls: bound.maxToJsonCalls, maxDepth: bound.maxDepth };
+  try {
+    return serialize(value, '', new Set<object>(), budget, 0) ?? 'null';
+  } catch (err) {
+    if (err === OVER_BOUND) return undefined;
+    throw err;
+  }
 }
 
 /**
@@ -178,10 +227,15 @@ export function parseArgumentsJson(text: string): ArgumentsParseResult {
   }
 }
 
-/** Returns `undefined` for values JSON cannot represent (the caller decides drop vs `null`). */
-function serialize(input: unknown, key: string, ancestors: Set<object>): string | undefined {
+/** Returns `undefined` for values JSON cannot represent (the caller decides drop vs `null`). With a budget, throws {@link OVER_BOUND} past it. */
+function serialize(input: unknown, key: string, ancestors: Set<object>, budget: Budget | undefined, depth: number): string | undefined {
   let value = input;
+  if (budget !== undefined && --budget.nodes < 0) throw OVER_BOUND;
   if (typeof value === 'object' && value !== null && 'toJSON' in value && typeof value.toJSON === 'function') {
+    if (budget !== undefined) {
+      if (--budget.toJsonCalls < 0) throw OVER_BOUND;
+      if (ArrayBuffer.isView(value) && viewLength(value) > budget.nodes) throw OVER_BOUND;
+    }
     const replaced: unknown = value.toJSON(key);
     value = replaced;
   }
@@ -191,8 +245,11 @@ function serialize(input: unknown, key: string, ancestors: Set<object>): string 
 
   const kind = typeof value;
   switch (kind) {
-    case 'string':
-      return JSON.stringify(String(value));
+    case 'string': {
+      const text = String(value);
+      if (budget !== undefined && (budget.chars -= text.length) < 0) throw OVER_BOUND;
+      return JSON.stringify(text);
+    }
     case 'number':
       return typeof value === 'number' && Number.isFinite(value) ? JSON.stringify(value) : 'null';
     case 'boolean':
@@ -205,14 +262,18 @@ function serialize(input: unknown, key: string, ancestors: Set<object>): string 
       return undefined;
     case 'object': {
       if (typeof value !== 'object' || value === null) return 'null';
+      if (budget !== undefined) {
+        if (depth >= budget.maxDepth) throw OVER_BOUND;
+        if (ArrayBuffer.isView(value) && viewLength(value) > budget.nodes) throw OVER_BOUND;
+      }
       if (ancestors.has(value)) {
         throw new TypeError('canonicalJson: cannot serialize a cyclic structure');
       }
       ancestors.add(value);
       try {
         return Array.isArray(value)
-          ? serializeArray(value, ancestors)
-          : serializeObject(value, ancestors);
+          ? serializeArray(value, ancestors, budget, depth + 1)
+          : serializeObject(value, ancestors, budget, depth + 1);
       } finally {
         ancestors.delete(value);
       }
@@ -224,20 +285,23 @@ function serialize(input: unknown, key: string, ancestors: Set<object>): string 
   }
 }
 
-function serializeArray(array: readonly unknown[], ancestors: Set<object>): string {
+function serializeArray(array: readonly unknown[], ancestors: Set<object>, budget: Budget | undefined, depth: number): string {
+  if (budget !== undefined && array.length > budget.nodes) throw OVER_BOUND;
   const parts: string[] = [];
   for (let i = 0; i < array.length; i++) {
-    parts.push(serialize(array[i], String(i), ancestors) ?? 'null');
+    parts.push(serialize(array[i], String(i), ancestors, budget, depth) ?? 'null');
   }
   return `[${parts.join(',')}]`;
 }
 
-function serializeObject(object: object, ancestors: Set<object>): string {
+function serializeObject(object: object, ancestors: Set<object>, budget: Budget | undefined, depth: number): string {
   const entries: [string, unknown][] = Object.entries(object);
+  if (budget !== undefined && entries.length > budget.nodes) throw OVER_BOUND;
   entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
   const parts: string[] = [];
   for (const [key, child] of entries) {
-    const text = serialize(child, key, ancestors);
+    if (budget !== undefined && (budget.chars -= key.length) < 0) throw OVER_BOUND;
+    const text = serialize(child, key, ancestors, budget, depth);
     if (text !== undefined) parts.push(`${JSON.stringify(key)}:${text}`);
   }
   return `{${parts.join(',')}}`;

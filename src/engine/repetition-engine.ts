@@ -7,8 +7,8 @@ import { PromptRegistry } from './prompt-registry.js';
 import { notifyAll } from './notify.js';
 import { digestCanonicalText, digestJsonText, emptyArgumentsDigest } from './call-digest.js';
 import type { ArgumentsDigest } from './call-digest.js';
-import { canonicalArgumentsText, canonicalJson } from './fingerprint.js';
-import { withinFingerprintBound } from './fingerprint-bound.js';
+import { canonicalArgumentsText, canonicalJson, canonicalJsonWithin } from './fingerprint.js';
+import { DEFAULT_FINGERPRINT_BOUND } from './fingerprint-bound.js';
 import { initialRepetitionState, reduceRepetition } from '../core/repetition/reducer.js';
 import type { RepetitionAction, RepetitionOutcome, RepetitionState } from '../core/repetition/types.js';
 import type { RepetitionConfig } from '../core/repetition/config.js';
@@ -296,9 +296,22 @@ export class RepetitionEngine {
    * as a string (the window compares each call with several earlier ones).
    */
   private _fingerprint(entry: SessionEntry, call: RepetitionCall): string | undefined {
-    if (!call.argsAreJsonText && !withinFingerprintBound(call.args)) return undefined;
     const digest = this._digest;
-    this._digestOf(call, digest);
+    if (call.argsAreJsonText && typeof call.args === 'string') this._digestOfText(call.args, digest);
+    else {
+      // In-process arguments: serialised once, within the work bound (over it: no verdict).
+      let canonical: string | undefined;
+      try {
+        canonical = canonicalJsonWithin(call.args, DEFAULT_FINGERPRINT_BOUND);
+        if (canonical === undefined) return undefined;
+        digestCanonicalText(canonical, digest);
+      } catch {
+        // A cycle, a bigint, a throwing getter: counted as distinct (a negative length no other call has).
+        digest.length = -++this._uncomparable;
+        digest.high = 0;
+        digest.low = 0;
+      }
+    }
     if (this._settings.config.windowSize > 0) return `${call.toolName}\u0000${digest.length}.${digest.high}.${digest.low}`;
     const state = entry.state;
     if (state.phase === 'idle' || state.phase === 'latched') return TOKEN_A;
@@ -307,26 +320,14 @@ export class RepetitionEngine {
   }
 
   /**
-   * Digest of a call's canonical arguments. Arguments that cannot be canonicalised (a cycle, a
-   * bigint, nesting too deep for the stack) are digested as raw JSON text when there is one, else
-   * counted as distinct (a negative length no other call has).
+   * Digest of arguments given as JSON text: canonicalised, or digested as raw text when they cannot
+   * be (nesting too deep for the stack).
    */
-  private _digestOf(call: RepetitionCall, into: ArgumentsDigest): void {
-    const text = call.argsAreJsonText && typeof call.args === 'string' ? call.args : undefined;
+  private _digestOfText(text: string, into: ArgumentsDigest): void {
     try {
-      if (text !== undefined) {
-        if (!digestJsonText(text, into)) digestCanonicalText(canonicalArgumentsText(text), into);
-      } else {
-        digestCanonicalText(canonicalJson(call.args), into);
-      }
+      if (!digestJsonText(text, into)) digestCanonicalText(canonicalArgumentsText(text), into);
     } catch {
-      if (text !== undefined) {
-        digestCanonicalText(canonicalJson({ raw: text }), into);
-      } else {
-        into.length = -++this._uncomparable;
-        into.high = 0;
-        into.low = 0;
-      }
+      digestCanonicalText(canonicalJson({ raw: text }), into);
     }
   }
 
