@@ -317,6 +317,23 @@ describe('claude-code-hook command and its state file', () => {
     expect(everything).not.toContain('session-1');
   });
 
+  it('keeps no MCP server or tool name in the state file, and still stops the MCP loop (issue 34.7)', async () => {
+    const dir = fresh();
+    const tool = 'mcp__acme-internal-crm__lookup_customer';
+    const o = io();
+    for (let b = 0; b < 4; b++) {
+      const ids = [`m${b}a`, `m${b}b`, `m${b}c`];
+      for (const id of ids) await runClaudeCodeHook(JSON.stringify(failure(id, tool, { error: 'MCP error -32603: upstream down' })), { mode: 'enforce', stateDir: dir }, o.io);
+      const calls = ids.map((id) => ({ tool_name: tool, tool_input: { id: 7 }, tool_use_id: id, tool_response: 'MCP error -32603: upstream down' }));
+      await runClaudeCodeHook(JSON.stringify({ ...batch([]), tool_calls: calls }), { mode: 'enforce', stateDir: dir }, o.io);
+    }
+    const state = readdirSync(dir).map((f) => readFileSync(join(dir, f), 'utf8')).join('\n');
+    expect(state.length).toBeGreaterThan(0);
+    expect(state).not.toContain('acme');
+    expect(state).not.toContain('lookup_customer');
+    expect(o.out.join('\n')).toContain(REPEATED_TOOL_FAILURE_STOP_TEXT.slice(0, 40));
+  });
+
   it('never fails the hook: malformed stdin, an unwritable state dir, a busy lock → exit 0 and no output', async () => {
     const o = io();
     expect(await runClaudeCodeHook('not json', { mode: 'enforce' }, o.io)).toBe(0);

@@ -183,6 +183,16 @@ export function numberedPromptId(sessionId: string, ordinal: number): string {
   return ordinal <= 1 ? sessionId : `${sessionId}/${ordinal}`;
 }
 
+/**
+ * The tool name as the state keeps it: an MCP tool (`mcp__<server>__<tool>`) as `mcp__` and a
+ * salted digest of the whole name, so the state file names no MCP server or tool while the
+ * failure key (tool name and error type, compared for equality) is unchanged; a host's own tool
+ * names (`Bash`, `Read`) as they are.
+ */
+export function stateToolName(salt: string, toolName: string): string {
+  return toolName.startsWith('mcp__') ? `mcp__${createHmac('sha256', salt).update(toolName).digest('hex').slice(0, 24)}` : toolName;
+}
+
 /** The batch-assembler facts of an outcome (the telemetry profiles' two-axis reading). */
 function factsOf(toolName: string, toolType: CallFacts['toolType'], outcome: HookCallOutcome): CallFacts {
   switch (outcome.kind) {
@@ -273,7 +283,7 @@ export function stepHookSession(state: HookSessionState, event: HookEvent, mode:
       return none(s);
     case 'call_settled': {
       const open = openCopy(s.open, nowMillis);
-      settle(open, event.callId, factsOf(event.toolName, event.toolType, event.outcome), nowMillis);
+      settle(open, event.callId, factsOf(stateToolName(s.salt, event.toolName), event.toolType, event.outcome), nowMillis);
       const running = Math.max(0, (s.running ?? 0) - 1);
       const next: HookSessionState = { ...s, open, running, updatedMillis: nowMillis };
       if (options.remindOnLastCall === true && running === 0 && effective !== 'shadow') {
@@ -294,7 +304,7 @@ export function stepHookSession(state: HookSessionState, event: HookEvent, mode:
       if (s.halted !== undefined && options.denyAfterStop === true) {
         // The host cannot end the turn: no call runs after the stop.
         const open = openCopy(s.open, nowMillis);
-        settle(open, event.callId, { toolName: event.toolName, terminalStatus: 'error', spanExecutionStatus: 'not_started', providerDuplicate: false }, nowMillis);
+        settle(open, event.callId, { toolName: stateToolName(s.salt, event.toolName), terminalStatus: 'error', spanExecutionStatus: 'not_started', providerDuplicate: false }, nowMillis);
         return {
           state: { ...s, open, updatedMillis: nowMillis },
           action: { type: 'deny_call', text: s.halted === 'stop' ? REPEATED_TOOL_FAILURE_STOP_TEXT : REPETITION_ABORT_TEXT },
@@ -308,7 +318,7 @@ export function stepHookSession(state: HookSessionState, event: HookEvent, mode:
       const repetitionDecision = outcome.decision === 'none' ? undefined : outcome.decision;
       if (outcome.action.type === 'block') {
         const open = openCopy(s.open, nowMillis);
-        settle(open, event.callId, { toolName: event.toolName, terminalStatus: 'error', spanExecutionStatus: 'not_started', providerDuplicate: false }, nowMillis);
+        settle(open, event.callId, { toolName: stateToolName(s.salt, event.toolName), terminalStatus: 'error', spanExecutionStatus: 'not_started', providerDuplicate: false }, nowMillis);
         return {
           state: { ...s, open, stopAfterBatch: true, updatedMillis: nowMillis },
           action: { type: 'deny_call', text: outcome.action.text },
@@ -332,7 +342,7 @@ export function stepHookSession(state: HookSessionState, event: HookEvent, mode:
       for (const c of event.calls) {
         const held = findCall(open, c.callId);
         if (c.outcome === undefined) continue;
-        const facts = factsOf(c.toolName, c.toolType, c.outcome);
+        const facts = factsOf(stateToolName(s.salt, c.toolName), c.toolType, c.outcome);
         if (held === undefined) settle(open, c.callId, facts, nowMillis);
         else mergeIntoCall(open, held, { promptId: '', callId: c.callId, settled: true, facts, timeMillis: nowMillis });
       }
