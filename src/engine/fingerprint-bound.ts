@@ -13,9 +13,9 @@
 import type { CanonicalJsonBound } from './fingerprint.js';
 
 /**
- * Default bound: 100,000 values, 128 levels of nesting, 16 Mi characters of strings and keys (each
+ * Default bound: 100,000 values, 128 levels of nesting, 4 Mi characters of strings and keys (each
  * counted once per visit), 10,000 `toJSON` calls. At the bound, serialising and digesting take
- * tens of milliseconds (see `bench/hook-bounds.mjs`); real tool arguments hold tens to thousands
- * of values and at most a file's text.
+ * about 150 ms at most (`bench/hook-bounds.mjs`); real tool arguments hold tens to thousands of
+ * values and at most a file's text (a call carrying more than 4 Mi characters gets no verdict).
  */
-export const DEFAULT_FINGERPRINT_BOUND: CanonicalJsonBound = { maxNodes: 100_000, maxDepth: 128, maxChars: 16 * 1024 * 1024, maxToJsonCalls: 10_000 };
+export const DEFAULT_FINGERPRINT_BOUND: CanonicalJsonBound = { maxNodes: 100_000, maxDepth: 128, maxChars: 4 * 1024 * 1024, maxToJsonCalls: 10_000 };

@@ -52,6 +52,51 @@ export interface CanonicalJsonBound {
   readonly maxToJsonCalls: number;
 }
 
+/**
+ * Whether serialising `value` from `depth` can stay within what is left of `budget` (which it does
+ * not consume), counted the way the serialiser visits it: values once per reference, characters of
+ * strings and keys once per visit, depth, binary views by their length. A value with a `toJSON`
+ * counts as one value here; the serialiser measures what its `toJSON` returns before serialising
+ * it. Iterative and allocation-light: O(min(size, the bound)).
+ */
+function fits(value: unknown, budget: Budget, depth: number): boolean {
+  const stack: Array<[unknown, number]> = [[value, depth]];
+  let nodes = budget.nodes;
+  let chars = budget.chars;
+  while (stack.length > 0) {
+    const [v, d] = stack.pop() as [unknown, number];
+    if (--nodes < 0) return false;
+    if (typeof v === 'string') {
+      if ((chars -= v.length) < 0) return false;
+      continue;
+    }
+    if (v === null || typeof v !== 'object') continue;
+    if (d >= budget.maxDepth) return false;
+    if (ArrayBuffer.isView(v)) {
+      if (viewLength(v) > nodes) return false;
+      continue;
+    }
+    try {
+      if ('toJSON' in v && typeof (v as { toJSON?: unknown }).toJSON === 'function') continue;
+      if (Array.isArray(v)) {
+        if (v.length > nodes) return false;
+        for (let i = 0; i < v.length; i++) stack.push([v[i], d + 1]);
+      } else {
+        const keys = Object.keys(v);
+        if (keys.length > nodes) return false;
+        for (const k of keys) {
+          if ((chars -= k.length) < 0) return false;
+          stack.push([(v as Record<string, unknown>)[k], d + 1]);
+        }
+      }
+    } catch {
+      // A throwing getter or proxy: the serialiser throws too (the engine counts such a call as distinct).
+      return true;
+    }
+  }
+  return true;
+}
+
 /** Thrown inside the bounded serialiser when a bound is passed (one instance: no stack captured per call). */
 const OVER_BOUND = new Error('over the canonical JSON bound');
 
@@ -81,6 +126,8 @@ function viewLength(view: ArrayBufferView): number {
  */
 export function canonicalJsonWithin(value: unknown, bound: CanonicalJsonBound): string | undefined {
   const budget: Budget = { nodes: bound.maxNodes, chars: bound.maxChars, toJsonCalls: bound.maxToJsonCalls, maxDepth: bound.maxDepth };
+  // Measured first, cheaply (no string built): a DAG is refused after counting, not after serialising.
+  if (!fits(value, budget, 0)) return undefined;
   try {
     return serialize(value, '', new Set<object>(), budget, 0) ?? 'null';
   } catch (err) {
@@ -238,6 +285,8 @@ function serialize(input: unknown, key: string, ancestors: Set<object>, budget: 
     }
     const replaced: unknown = value.toJSON(key);
     value = replaced;
+    // What a toJSON returns is measured before it is serialised, like the value it stands for.
+    if (budget !== undefined && typeof value === 'object' && value !== null && !fits(value, { ...budget, nodes: budget.nodes + 1 }, depth)) throw OVER_BOUND;
   }
   if (value instanceof Number) value = value.valueOf();
   else if (value instanceof String) value = value.valueOf();
