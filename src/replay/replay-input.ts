@@ -64,6 +64,16 @@ export interface TelemetrySource {
   readonly file: string;
 }
 
+/**
+ * A telemetry file the reader loads when it reaches it (the CLI's files: one file's bytes held at
+ * a time; `input-files.ts` decompresses gzip and zstd).
+ */
+export interface LazyTelemetrySource {
+  /** Read (and decompress) the file now; called once per read of the input. */
+  load(): Uint8Array;
+  readonly file: string;
+}
+
 /** What the replay takes from the whole input, gathered from every record before projection. */
 export interface WholeInputFacts {
   /** The profile the records were projected for (what `replayRecords` must replay them with). */
@@ -437,10 +447,10 @@ class ProjectingReader implements TelemetryRecordSink {
  * @throws {@link TelemetryParseError} for malformed JSON (with the file, line and column of the
  *   object that holds it) or a source with no telemetry at all
  */
-export function parseReplayInput(sources: readonly TelemetrySource[], options: ReplayInputOptions = {}): ProjectedRecordBatch {
+export function parseReplayInput(sources: readonly (TelemetrySource | LazyTelemetrySource)[], options: ReplayInputOptions = {}): ProjectedRecordBatch {
   const read = (assignment: Assignment): ProjectedRecordBatch | Map<string, WireProfileName> => {
     const reader = new ProjectingReader(options, assignment);
-    for (const s of sources) readTelemetryText(s.text, s.file, reader, { onTruncatedEnd: options.onTruncatedEnd });
+    for (const s of sources) readTelemetryText('text' in s ? s.text : s.load(), s.file, reader, { onTruncatedEnd: options.onTruncatedEnd });
     return reader.finish();
   };
   const first = read(options.profile === undefined || options.profile === 'auto' ? { kind: 'auto', fixed: undefined } : { kind: 'one', profile: options.profile });

@@ -9,7 +9,8 @@ import type { WireProfileName } from '../../profiles/registry.js';
 import { auditInvariants } from '../../replay/audit.js';
 import { compareWithInTree } from '../../replay/compare.js';
 import { parseReplayInput } from '../../replay/replay-input.js';
-import type { ProjectedRecordBatch, TelemetrySource } from '../../replay/replay-input.js';
+import { expandTelemetryPaths, telemetryFileSource } from '../../replay/input-files.js';
+import type { LazyTelemetrySource, ProjectedRecordBatch, TelemetrySource } from '../../replay/replay-input.js';
 import { replayRecords } from '../../replay/replay.js';
 import type { ReplayResult } from '../../replay/replay.js';
 import { WIRE_PROFILES } from '../../profiles/registry.js';
@@ -104,6 +105,22 @@ async function readInput(file: string, io: CommandIo): Promise<Buffer> {
 /** The most bytes of one input `replay` reads (it holds an input whole; Node's largest file read). */
 const MAX_INPUT_BYTES = 2 ** 31 - 1;
 
+/** A file read and decompressed when the reader reaches it; read errors are user errors. */
+function lazySource(path: string): LazyTelemetrySource {
+  const source = telemetryFileSource(path);
+  return {
+    file: path,
+    load: () => {
+      try {
+        return source.load();
+      } catch (err) {
+        const code = (err as NodeJS.ErrnoException).code;
+        throw new UserError(`${path}: cannot read (${code ?? 'corrupt compressed data'})`);
+      }
+    },
+  };
+}
+
 /**
  * Run `replay`. Resolves to the exit code (see {@link REPLAY_EXIT}). Throws {@link UserError} for
  * unreadable or malformed input.
@@ -118,8 +135,23 @@ export async function runReplay(files: readonly string[], options: ReplayCommand
     ...(options.cohortAttribute === undefined ? {} : { cohortAttribute: options.cohortAttribute }),
   };
   if (files.filter((f) => f === '-').length > 1) throw new UserError('standard input (-) can be given only once');
-  const sources: TelemetrySource[] = [];
-  for (const file of files) sources.push({ text: await readInput(file, io), file: file === '-' ? '<stdin>' : file });
+  // Directories stand for their telemetry files; files are read (and gzip or zstd decompressed)
+  // one at a time, when the reader reaches them.
+  const sources: (TelemetrySource | LazyTelemetrySource)[] = [];
+  for (const file of files) {
+    if (file === '-') {
+      sources.push({ text: await readInput(file, io), file: '<stdin>' });
+      continue;
+    }
+    let expanded: string[];
+    try {
+      expanded = expandTelemetryPaths([file]);
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      throw new UserError(code === undefined ? (err as Error).message : `${file}: cannot read (${code})`);
+    }
+    for (const path of expanded) sources.push(lazySource(path));
+  }
   // Every object is parsed and checked; only what the profile reads is kept (parseReplayInput).
   let records: ProjectedRecordBatch;
   const cuts = new Map<string, TruncatedEnd>();
