@@ -9,7 +9,7 @@ import type { WireProfileName } from '../../profiles/registry.js';
 import { auditInvariants } from '../../replay/audit.js';
 import { compareWithInTree } from '../../replay/compare.js';
 import { parseReplayInput } from '../../replay/replay-input.js';
-import { expandTelemetryPaths, telemetryFileSource } from '../../replay/input-files.js';
+import { decompressTelemetry, expandTelemetryPaths, telemetryFileSource } from '../../replay/input-files.js';
 import type { LazyTelemetrySource, ProjectedRecordBatch, TelemetrySource } from '../../replay/replay-input.js';
 import { replayRecords } from '../../replay/replay.js';
 import type { ReplayResult } from '../../replay/replay.js';
@@ -105,6 +105,15 @@ async function readInput(file: string, io: CommandIo): Promise<Buffer> {
 /** The most bytes of one input `replay` reads (it holds an input whole; Node's largest file read). */
 const MAX_INPUT_BYTES = 2 ** 31 - 1;
 
+/** Bytes decompressed when they are gzip or zstd; corrupt data is a user error naming the input. */
+function decompressOrUserError(bytes: Buffer, name: string): Buffer {
+  try {
+    return decompressTelemetry(bytes);
+  } catch {
+    throw new UserError(`${name === '-' ? '<stdin>' : name}: cannot read (corrupt compressed data)`);
+  }
+}
+
 /** A file read and decompressed when the reader reaches it; read errors are user errors. */
 function lazySource(path: string): LazyTelemetrySource {
   const source = telemetryFileSource(path);
@@ -135,22 +144,27 @@ export async function runReplay(files: readonly string[], options: ReplayCommand
     ...(options.cohortAttribute === undefined ? {} : { cohortAttribute: options.cohortAttribute }),
   };
   if (files.filter((f) => f === '-').length > 1) throw new UserError('standard input (-) can be given only once');
-  // Directories stand for their telemetry files; files are read (and gzip or zstd decompressed)
-  // one at a time, when the reader reaches them.
+  // Directories stand for their telemetry files; regular files are read (and gzip or zstd
+  // decompressed) one at a time, when the reader reaches them; pipes, devices and standard input
+  // through readInput and its bounds.
   const sources: (TelemetrySource | LazyTelemetrySource)[] = [];
   for (const file of files) {
-    if (file === '-') {
-      sources.push({ text: await readInput(file, io), file: '<stdin>' });
-      continue;
+    const st = file === '-' ? undefined : await stat(file).catch(() => undefined);
+    if (st?.isDirectory() === true) {
+      let expanded: string[];
+      try {
+        expanded = expandTelemetryPaths([file]);
+      } catch (err) {
+        const code = (err as NodeJS.ErrnoException).code;
+        throw new UserError(code === undefined ? (err as Error).message : `${file}: cannot read (${code})`);
+      }
+      for (const path of expanded) sources.push(lazySource(path));
+    } else if (st?.isFile() === true && st.size <= MAX_INPUT_BYTES) {
+      sources.push(lazySource(file));
+    } else {
+      const bytes = await readInput(file, io);
+      sources.push({ text: decompressOrUserError(bytes, file), file: file === '-' ? '<stdin>' : file });
     }
-    let expanded: string[];
-    try {
-      expanded = expandTelemetryPaths([file]);
-    } catch (err) {
-      const code = (err as NodeJS.ErrnoException).code;
-      throw new UserError(code === undefined ? (err as Error).message : `${file}: cannot read (${code})`);
-    }
-    for (const path of expanded) sources.push(lazySource(path));
   }
   // Every object is parsed and checked; only what the profile reads is kept (parseReplayInput).
   let records: ProjectedRecordBatch;
