@@ -96,23 +96,30 @@ const sharedFiles = {
 // module has no `require`, so every output file defines one. esbuild's CommonJS shim picks it up.
 const BANNER = "import { createRequire as __bundleCreateRequire } from 'node:module';\nconst require = __bundleCreateRequire(import.meta.url);";
 
-/** The Claude Code hook's own entry: what the printed settings run once per tool event. */
-const HOOK_ENTRY = join(ROOT, 'dist/cli/claude-code-hook-main.js');
-/** Its output, beside the bin: CommonJS (`.cjs` whatever dist/bin/package.json says), so a start loads no ES module machinery. */
+/**
+ * The hooks' own entries (Claude Code, gemini-cli): what the printed settings run once per hook
+ * event. Each output sits beside the bin, CommonJS (`.cjs` whatever dist/bin/package.json says),
+ * so a start loads no ES module machinery.
+ */
+export const HOOK_ENTRIES = [
+  { entry: 'dist/cli/claude-code-hook-main.js', bin: 'claude-code-hook.cjs' },
+  { entry: 'dist/cli/gemini-cli-hook-main.js', bin: 'gemini-cli-hook.cjs' },
+];
+/** The Claude Code hook's output (kept for its tests). */
 export const HOOK_BIN = 'claude-code-hook.cjs';
 /** Loaded by the hook only when it exports telemetry: left as the tsc output the package ships. */
 const HOOK_LAZY_FILES = ['hooks/hook-telemetry.js'];
 
 /**
- * Bundle the hook entry into one file with no chunks: one module to read and compile per event
+ * Bundle a hook entry into one file with no chunks: one module to read and compile per event
  * (bench H1). The telemetry export (the OpenTelemetry SDK) stays an import of the shipped tsc
  * output, loaded only when an endpoint is set and there is a decision to export.
  */
-async function bundleHookEntry() {
+async function bundleHookEntry({ entry, bin }) {
   const result = await build({
     absWorkingDir: ROOT,
-    entryPoints: [HOOK_ENTRY],
-    outfile: join(OUT_DIR, HOOK_BIN),
+    entryPoints: [join(ROOT, entry)],
+    outfile: join(OUT_DIR, bin),
     bundle: true,
     format: 'cjs',
     platform: 'node',
@@ -139,8 +146,8 @@ async function bundleHookEntry() {
     sourcemap: false,
     logLevel: 'silent',
   });
-  if (result.warnings.length > 0) throw new Error(`bundle-cli: ${result.warnings.length} esbuild warning(s) in the hook entry: ${result.warnings.map((w) => w.text).join('; ')}`);
-  const file = join(OUT_DIR, HOOK_BIN);
+  if (result.warnings.length > 0) throw new Error(`bundle-cli: ${result.warnings.length} esbuild warning(s) in ${entry}: ${result.warnings.map((w) => w.text).join('; ')}`);
+  const file = join(OUT_DIR, bin);
   if (!readFileSync(file, 'utf8').startsWith('#!/usr/bin/env node\n')) throw new Error(`bundle-cli: ${relative(ROOT, file)} does not start with the shebang`);
   for (const f of HOOK_LAZY_FILES) if (!existsSync(join(ROOT, 'dist', f))) throw new Error(`bundle-cli: the hook entry imports dist/${f}, which is missing`);
   chmodSync(file, 0o755);
@@ -191,7 +198,7 @@ async function main() {
     if (shared.length > 0 && dirname(join(ROOT, out)) !== join(OUT_DIR, 'chunks')) throw new Error(`bundle-cli: ${out} imports ${shared[0].path}, which resolves only from dist/bin/chunks/`);
     for (const i of shared) if (!existsSync(join(OUT_DIR, 'chunks', i.path))) throw new Error(`bundle-cli: ${out} imports ${i.path}, which is missing`);
   }
-  await bundleHookEntry();
+  for (const hook of HOOK_ENTRIES) await bundleHookEntry(hook);
   const entry = join(OUT_DIR, `${BIN_NAME}.js`);
   const text = readFileSync(entry, 'utf8');
   // esbuild keeps the entry's `#!` line above the banner; the bin needs it first.

@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -92,15 +92,22 @@ describe('the gemini-cli hook on the hook inputs gemini-cli 0.61.0 sent in the s
     const inputs = readFileSync(join(FIXTURES, `${s.name}.hooks.jsonl`), 'utf8')
       .split('\n')
       .filter((l) => l.trim())
-      .map((l) => JSON.parse(l) as { hook_event_name: string })
+      .map((l) => JSON.parse(l) as { hook_event_name: string; transcript?: unknown[] | null })
       .filter((i) => events.includes(i.hook_event_name));
     const dir = mkdtempSync(join(tmpdir(), 'rtfg-gemini-hook-fixture-'));
     const outputs: Record<string, unknown>[] = [];
+    const errors: string[] = [];
     try {
       const decisionsFile = join(dir, 'decisions.jsonl');
-      for (const input of inputs) {
-        await runGeminiCliHook(JSON.stringify(input), { mode: s.mode, stateDir: join(dir, 'state'), decisionsFile }, { out: (l) => outputs.push(JSON.parse(l) as Record<string, unknown>), err: () => undefined }, {});
+      for (const [i, { transcript, ...input }] of inputs.entries()) {
+        // The session transcript as it was when gemini-cli sent this input (its turns with calls, reduced).
+        let transcriptPath: string | undefined;
+        if (Array.isArray(transcript)) writeFileSync((transcriptPath = join(dir, `transcript-${i}.jsonl`)), transcript.map((r) => `${JSON.stringify(r)}\n`).join(''));
+        const sent = transcriptPath === undefined ? input : { ...input, transcript_path: transcriptPath };
+        await runGeminiCliHook(JSON.stringify(sent), { mode: s.mode, stateDir: join(dir, 'state'), decisionsFile }, { out: (l) => outputs.push(JSON.parse(l) as Record<string, unknown>), err: (l) => errors.push(l) }, {});
       }
+      // Every transcript was readable: no batch was judged incomplete for want of it.
+      expect(errors).toEqual([]);
       const lines = existsSync(decisionsFile) ? readFileSync(decisionsFile, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>) : [];
       const ours = lines.map(({ promptId, guard: _guard, ...rest }) => ({ prompt: promptOf(String(promptId)), ...rest }));
       const expected = s.expectedHookDecisions ?? s.expectedDecisions;

@@ -4,6 +4,8 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runGeminiCliHook } from '../src/cli/commands/gemini-cli-hook.js';
 import type { GuardMode } from '../src/core/failure/types.js';
+import { GeminiTranscript, isRefused, refused } from './helpers/gemini-transcript.js';
+import type { RefusedCall } from './helpers/gemini-transcript.js';
 
 /**
  * The gemini-cli hook on sequences of hook inputs shaped as gemini-cli 0.61.0 sends them (the
@@ -43,20 +45,35 @@ afterEach(() => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
-async function run(inputs: readonly object[], mode: GuardMode) {
+/**
+ * Sends each step to the hook as gemini-cli would: the session transcript written first (see
+ * helpers/gemini-transcript.ts), every input naming it. A refused call fires no hook, or only its
+ * BeforeTool.
+ */
+async function run(steps: readonly (object | RefusedCall)[], mode: GuardMode, options: { transcript?: boolean } = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'rtfg-gemini-hook-'));
   dirs.push(dir);
   const decisionsFile = join(dir, 'decisions.jsonl');
+  const transcript = new GeminiTranscript(join(dir, 'session.jsonl'), SESSION);
   const outputs: unknown[] = [];
-  for (const input of inputs) {
+  const errors: string[] = [];
+  const send = async (input: object) => {
+    transcript.observe(input);
+    const withPath = options.transcript === false || !('transcript_path' in input) ? input : { ...input, transcript_path: transcript.path };
     const out: string[] = [];
-    const err: string[] = [];
-    const code = await runGeminiCliHook(JSON.stringify(input), { mode, stateDir: join(dir, 'state'), decisionsFile }, { out: (l) => out.push(l), err: (l) => err.push(l) }, {});
+    const code = await runGeminiCliHook(JSON.stringify(withPath), { mode, stateDir: join(dir, 'state'), decisionsFile }, { out: (l) => out.push(l), err: (l) => errors.push(l) }, {});
     expect(code).toBe(0);
-    expect(err).toEqual([]);
     expect(out).toHaveLength(1);
     outputs.push(JSON.parse(out[0] as string));
+  };
+  for (const step of steps) {
+    if (!isRefused(step)) await send(step);
+    else {
+      if (step.hooks === 'beforeTool') await send(beforeTool('/work/secret-project/denied.txt', step.tool));
+      transcript.observe(step);
+    }
   }
+  if (options.transcript !== false) expect(errors).toEqual([]);
   let decisions: Record<string, unknown>[] = [];
   try {
     decisions = readFileSync(decisionsFile, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
@@ -66,7 +83,7 @@ async function run(inputs: readonly object[], mode: GuardMode) {
   const compact = decisions.map((d) => `${d.promptId === SESSION ? '' : `${String(d.promptId).slice(SESSION.length)}:`}b${d.batch}:${d.decision}${d.resetReason ? `:${d.resetReason}` : ''}(${d.failureCountBucket},${d.batchCountBucket})#${d.candidateOrdinal}`);
   const stateDir = join(dir, 'state');
   const stateText = existsSync(stateDir) ? readdirSync(stateDir).map((f) => readFileSync(join(stateDir, f), 'utf8')).join('\n') : '';
-  return { outputs, compact, stateText };
+  return { outputs, compact, stateText, errors };
 }
 
 const LOOP = (rounds: number, n = 2) => [beforeAgent(), ...Array.from({ length: rounds }, (_, r) => batch(r + 1, n)).flat(), beforeModel()];
@@ -132,5 +149,80 @@ describe('gemini-cli-hook', () => {
   it('answers `{}` to input it cannot read, and to events it does not use', async () => {
     const r = await run([{ hook_event_name: 'BeforeTool' }, { ...base('SessionStart'), source: 'startup' }, { ...base('AfterModel') }], 'enforce');
     expect(r.outputs).toEqual([{}, {}, {}]);
+  });
+});
+
+/**
+ * Every way gemini-cli 0.61.0 refuses a call before it runs, as the real CLI shows it (conformance
+ * `validation-errors-shadow`, and its scheduler: `BeforeTool` fires after validation and before the
+ * policy check, `AfterTool` only for a call that ran): no hook sees the call, or only its
+ * `BeforeTool`; the transcript lists it (`error`, or `cancelled` for a user's rejection). The design
+ * (step 3): a batch holding a not-started or cancelled call resets; it is never judged without it.
+ * Each row follows two batches of two failing `read_file` calls (`tracked(1-2,1)`, `tracked(3-4,2)`).
+ */
+describe('gemini-cli-hook: calls gemini-cli refuses before they run', () => {
+  const a = '/work/secret-project/a.txt';
+  const TWO_FAILING = [beforeAgent(), ...batch(1, 2), ...batch(2, 2)];
+  const FAILING_NEXT = [...batch(4, 2), beforeModel()];
+  /**
+   * `reminders`: reminders sent in enforce. The reminder goes out on the batch's last AfterTool,
+   * before gemini-cli lists the calls it refused (the transcript has them at the next model request
+   * only): a batch that reached the threshold gets it, and then resets without a stop.
+   */
+  const rows: { name: string; batch3: (object | RefusedCall)[]; expected: string[]; reminders?: number }[] = [
+    {
+      name: 'none: the batch of one failure alone advances (the baseline)',
+      batch3: [beforeModel(), beforeTool(a), afterTool(a, 'file_not_found')],
+      expected: ['b3:tracked(5-7,3+)#1', 'b4:tracked(5-7,3+)#1'],
+    },
+    {
+      name: 'invalid arguments (invalid_tool_params: no hook fires) beside a failure',
+      batch3: [beforeModel(), beforeTool(a), refused('read_file', 'error', 'none'), afterTool(a, 'file_not_found')],
+      expected: ['b3:reset:not_started(3-4,2)#1', 'b4:tracked(1-2,1)#2'],
+    },
+    {
+      name: 'an unknown tool (tool_not_registered: no hook fires) alone',
+      batch3: [beforeModel(), refused('read_fil', 'error', 'none')],
+      expected: ['b3:reset:not_started(3-4,2)#1', 'b4:tracked(1-2,1)#2'],
+    },
+    {
+      name: "a policy or another hook's denial (policy_violation: BeforeTool, no AfterTool) beside a failure",
+      batch3: [beforeModel(), beforeTool(a), refused('run_shell_command', 'error', 'beforeTool'), afterTool(a, 'file_not_found')],
+      expected: ['b3:reset:not_started(3-4,2)#1', 'b4:tracked(1-2,1)#2'],
+    },
+    {
+      name: "a user's rejection (BeforeTool, no AfterTool; cancelled) beside a failure",
+      batch3: [beforeModel(), beforeTool(a), refused('write_file', 'cancelled', 'beforeTool'), afterTool(a, 'file_not_found')],
+      expected: ['b3:reset:cancelled(3-4,2)#1', 'b4:tracked(1-2,1)#2'],
+    },
+    {
+      name: 'a refused call of the same tool as the failures, in the warned batch',
+      batch3: [beforeModel(), ...batch(3, 4).slice(1), refused('read_file', 'error', 'none')],
+      expected: ['b3:reset:not_started(3-4,2)#1', 'b4:tracked(1-2,1)#2'],
+      reminders: 1,
+    },
+  ];
+
+  it.each(rows)('$name', async ({ batch3, expected, reminders = 0 }) => {
+    for (const mode of ['shadow', 'enforce'] as const) {
+      const r = await run([...TWO_FAILING, ...batch3, ...FAILING_NEXT], mode);
+      expect(r.compact).toEqual(['b1:tracked(1-2,1)#1', 'b2:tracked(3-4,2)#1', ...expected]);
+      // Never a stop, and nothing of the refused calls' arguments, results or texts kept.
+      expect(r.outputs.some((o) => (o as { continue?: unknown }).continue === false)).toBe(false);
+      expect(r.outputs.filter((o) => JSON.stringify(o).includes(REMINDER_TEXT))).toHaveLength(mode === 'enforce' ? reminders : 0);
+      for (const secret of ['secret', 'File not found', 'denied.txt']) expect(r.stateText).not.toContain(secret);
+    }
+  });
+
+  it('a batch of only refused calls while idle is a batch: counted, no decision', async () => {
+    const r = await run([beforeAgent(), beforeModel(), refused('read_fil', 'error', 'none'), ...batch(2, 2), ...batch(3, 2), beforeModel()], 'shadow');
+    expect(r.compact).toEqual(['b2:tracked(1-2,1)#1', 'b3:tracked(3-4,2)#1']);
+  });
+
+  it('a transcript that cannot be read: every batch incomplete (never a warning or a stop), and said on stderr', async () => {
+    const r = await run(LOOP(6), 'enforce', { transcript: false });
+    expect(r.compact).toEqual([]);
+    expect(r.outputs.every((o) => JSON.stringify(o) === '{}')).toBe(true);
+    expect(r.errors.some((e) => /record of the model's calls is unreadable \(no record\)/.test(e))).toBe(true);
   });
 });

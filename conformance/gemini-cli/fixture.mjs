@@ -89,16 +89,20 @@ export function fixtureOf(records) {
 }
 
 /**
- * The privacy-clean form of one recorded gemini-cli hook input (a `hook-logger.mjs` line's `input`):
- * the session id, event name and time, the tool name, whether it is an MCP call, the error type, and
- * the tool input replaced by a digest (equal inputs keep equal digests, for the identical-call
- * breaker). Prompts, requests, responses, paths and error messages are dropped.
- * @param {any} input
+ * The privacy-clean form of one recorded gemini-cli hook input (a `hook-logger.mjs` line): the
+ * session id, event name and time, the tool name, whether it is an MCP call, the error type, the
+ * tool input replaced by a digest (equal inputs keep equal digests, for the identical-call
+ * breaker), and what the session transcript held then as the logger reduced it (`transcript`: each
+ * model turn with calls, only the calls' names and statuses). Prompts, requests, responses, paths
+ * and error messages are dropped.
+ * @param {any} logged a hook-logger line (`{ receivedMillis, input, transcript? }`)
  * @returns {Record<string, unknown>}
  */
-export function hookInputFixture(input) {
+export function hookInputFixture(logged) {
+  const input = logged?.input;
   /** @type {Record<string, unknown>} */
   const out = { session_id: input?.session_id, hook_event_name: input?.hook_event_name, timestamp: input?.timestamp };
+  if (logged?.transcript !== undefined) out.transcript = logged.transcript;
   if (typeof input?.tool_name === 'string') out.tool_name = input.tool_name;
   if (input?.mcp_context !== undefined) out.mcp_context = {};
   if (input?.tool_input !== undefined) {

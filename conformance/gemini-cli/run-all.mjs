@@ -170,7 +170,7 @@ async function runOne(scenario, row, { outdir, record, log }) {
     writeFileSync(join(record, `${scenario.name}.outfile.json`), fixtureOf(records));
     if (scenario.hooks === 'guard') {
       const hookLines = readFileSync(run.hookFile, 'utf8').split('\n').filter((l) => l.trim());
-      const inputs = hookLines.map((l) => JSON.stringify(hookInputFixture(JSON.parse(l).input)));
+      const inputs = hookLines.map((l) => JSON.stringify(hookInputFixture(JSON.parse(l))));
       writeFileSync(join(record, `${scenario.name}.hooks.jsonl`), inputs.map((l) => `${l}\n`).join(''));
     }
   }

@@ -11,7 +11,7 @@
  * The CLI is `conformance/gemini-cli/node_modules/@google/gemini-cli/bundle/gemini.js` (installed
  * by `npm run conformance:gemini:install`) unless `GEMINI_CLI` names another entry file.
  */
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
@@ -43,6 +43,8 @@ export const OUR_CLI = resolve(process.env.RTFG_REPLAY_CLI ?? join(repoRoot, 'di
  *   gemini-cli-hook` for BeforeAgent, BeforeTool, AfterTool, BeforeModel and AfterAgent, and a
  *   logging hook that records every hook input.
  * @property {{ files?: Record<string, string> }} [cwd]
+ * @property {{ files?: Record<string, string> }} [home] Files written into the throwaway HOME
+ *   (e.g. `.gemini/policies/deny.toml`, a user-tier policy).
  * @property {boolean} [mcp] Register the scenario's failing MCP server (`mcp-server.mjs`) as `rtfg`.
  * @property {import('./fake-gemini.mjs').GeminiPromptScript[]} prompts
  * @property {ExpectedDecision[]} expectedDecisions What the design's reducer must decide, in order.
@@ -142,6 +144,24 @@ function shq(s) {
 export const GUARD_HOOK_EVENTS = ['BeforeAgent', 'BeforeTool', 'AfterTool', 'BeforeModel', 'AfterAgent'];
 
 /**
+ * The guard hook's command exactly as a user gets it: `gemini-cli-hook --print-settings --mode
+ * <mode>` of our CLI, run from another directory (the command it prints names the hook's own
+ * entry by absolute paths and must work wherever gemini-cli runs it).
+ * @param {string} mode
+ * @returns {string}
+ */
+export function printedHookCommand(mode) {
+  const printed = spawnSync(process.execPath, [OUR_CLI, 'gemini-cli-hook', '--print-settings', '--mode', mode], { cwd: tmpdir(), encoding: 'utf8', timeout: 30_000 });
+  if (printed.status !== 0) throw new Error(`gemini-cli-hook --print-settings exited ${printed.status}: ${printed.stderr}`);
+  /** @type {any} */
+  const settings = JSON.parse(printed.stdout);
+  const commands = new Set(GUARD_HOOK_EVENTS.map((e) => settings.hooks?.[e]?.[0]?.hooks?.[0]?.command));
+  const [command] = commands;
+  if (commands.size !== 1 || typeof command !== 'string') throw new Error(`gemini-cli-hook --print-settings printed no single command for ${GUARD_HOOK_EVENTS.join(', ')}`);
+  return command;
+}
+
+/**
  * The settings.json `hooks` object: the logger on every event and the guard on its events, or none
  * without the guard (every hook is a process per event: it slows the run).
  * @param {string} hookLog
@@ -150,11 +170,8 @@ export const GUARD_HOOK_EVENTS = ['BeforeAgent', 'BeforeTool', 'AfterTool', 'Bef
  */
 function hookSettings(hookLog, guard, mode) {
   if (!guard) return {};
-  const logger = { type: 'command', command: `${shq(process.execPath)} ${shq(join(here, '..', 'claude-code', 'hook-logger.mjs'))} ${shq(hookLog)}` };
-  const guardHook = {
-    type: 'command',
-    command: process.env.CONFORMANCE_GUARD_HOOK ?? `${shq(process.execPath)} ${shq(OUR_CLI)} gemini-cli-hook --mode ${mode}`,
-  };
+  const logger = { type: 'command', command: `${shq(process.execPath)} ${shq(join(here, 'hook-logger.mjs'))} ${shq(hookLog)}` };
+  const guardHook = { type: 'command', command: process.env.CONFORMANCE_GUARD_HOOK ?? printedHookCommand(mode) };
   /** @type {Record<string, unknown[]>} */
   const hooks = {};
   for (const event of ['SessionStart', 'BeforeAgent', 'BeforeModel', 'AfterModel', 'BeforeTool', 'AfterTool', 'AfterAgent', 'SessionEnd']) {
@@ -185,6 +202,11 @@ export async function runGeminiScenario(scenario, { outdir, log = () => {} }) {
   mkdirSync(outdir, { recursive: true });
   writeFileSync(hookLog, '');
   writeFileSync(hookDecisions, '');
+  for (const [rel, content] of Object.entries(scenario.home?.files ?? {})) {
+    const file = join(home, rel);
+    mkdirSync(dirname(file), { recursive: true });
+    writeFileSync(file, content);
+  }
   for (const [rel, content] of Object.entries(scenario.cwd?.files ?? {})) {
     const file = join(cwd, rel);
     mkdirSync(dirname(file), { recursive: true });

@@ -207,20 +207,13 @@ program
   .option('--mode <mode>', 'off, shadow, warn or enforce (default: REPEATED_TOOL_FAILURE_GUARD_MODE, else shadow); an invalid value is ignored')
   .option('--state-dir <dir>', 'state directory (default: $RTFG_GEMINI_CLI_STATE_DIR, else $XDG_STATE_HOME or ~/.local/state, /repeated-tool-failure-guard/gemini-cli)')
   .option('--decisions-file <file>', 'append each decision as a JSON line (default: $RTFG_GEMINI_CLI_DECISIONS)')
-  .option('--print-settings', 'print the gemini-cli settings.json hooks fragment that registers this command by absolute paths (it works from any directory), and exit')
+  .option('--print-settings', "print the gemini-cli settings.json hooks fragment that registers the hook's own entry (dist/bin/gemini-cli-hook.cjs) by absolute paths (it works from any directory), and exit")
   .allowUnknownOption()
-  .action(async (opts: { mode?: string; stateDir?: string; decisionsFile?: string; printSettings?: boolean }) => {
-    const { geminiCliHookSettings, runGeminiCliHook, thisCommandLine } = await import('./commands/gemini-cli-hook.js');
-    const mode = parseGuardMode(opts.mode);
-    if (opts.printSettings === true) {
-      io.out(JSON.stringify(geminiCliHookSettings(thisCommandLine(mode)), null, 2));
-      return;
-    }
-    const chunks: Buffer[] = [];
-    for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-    process.exitCode = await runGeminiCliHook(Buffer.concat(chunks).toString('utf8'), { mode, stateDir: opts.stateDir, decisionsFile: opts.decisionsFile }, io);
+  .action(async () => {
+    const { runGeminiCliHookCommand } = await import('./commands/gemini-cli-hook.js');
+    process.exitCode = await runGeminiCliHookCommand(process.argv.slice(process.argv.indexOf('gemini-cli-hook') + 1), io);
     // A file-system call that never returns must not keep the hook alive past its time limit.
-    setTimeout(() => process.exit(0), 100).unref();
+    setTimeout(() => process.exit(), 100).unref();
   });
 
 program

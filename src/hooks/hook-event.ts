@@ -54,7 +54,35 @@ export type HookCallOutcome =
  */
 export interface HookPromptStarted extends HookEventCommon {
   readonly type: 'prompt_started';
+  /**
+   * The host's own record as the prompt starts ({@link HookAdapter.readListing}): its turns so far
+   * belong to earlier prompts and are never closed as this prompt's batches.
+   */
+  readonly listing?: HookBatchListing;
 }
+
+/**
+ * A call as the host's own record lists it (gemini-cli: its session transcript), with the host's
+ * status for it: `success`, `error` (it failed or was refused), `cancelled`, or `other` (anything
+ * else, e.g. still running).
+ */
+export interface HookListedCall {
+  readonly toolName: string;
+  readonly status: 'success' | 'error' | 'cancelled' | 'other';
+}
+
+/**
+ * What the host's own record says about the latest model turn that asked for calls, for a host
+ * whose hooks never see some calls (gemini-cli fires no hook for a call it refuses before running
+ * it, and none lists a batch's calls):
+ * - `listed`: the record was read; `turn` names the latest model turn with calls (a digest of the
+ *   host's id, or `undefined` when the record has none yet) and `calls` are that turn's calls;
+ * - `unreadable`: the record could not be read (`reason`, a closed label): no batch can be shown
+ *   complete, so every batch is judged incomplete (a reset, never a success).
+ */
+export type HookBatchListing =
+  | { readonly kind: 'listed'; readonly turn: string | undefined; readonly calls: readonly HookListedCall[] }
+  | { readonly kind: 'unreadable'; readonly reason: 'no_record' | 'not_a_file' | 'too_large' | 'malformed' | 'read_error' };
 
 /** A call is about to run (e.g. Claude Code `PreToolUse`): feeds the identical-call breaker. */
 export interface HookCallStarted extends HookEventCommon {
@@ -106,6 +134,15 @@ export interface HookBatchSettled extends HookEventCommon {
    * `undefined`: every such event closes a batch.
    */
   readonly ordinal?: number;
+  /**
+   * The host's own record of the batch ({@link HookAdapter.readListing}), for hosts whose hooks
+   * miss calls: every listed call is matched, by tool name and status, with the calls the hooks
+   * recorded. A listed call no hook recorded never ran to its `AfterTool`: refused (`error`) it is
+   * `not_started`, `cancelled` it is `cancelled`, anything else leaves the batch incomplete; a
+   * recorded call the listing lacks, or a listing that could not be read, leaves it incomplete too.
+   * Absent: the hooks saw every call (Claude Code).
+   */
+  readonly listing?: HookBatchListing;
 }
 
 /** A parsed hook input the runtime acts on. */
@@ -150,6 +187,14 @@ export interface HookAdapter {
    * design: no stop without the reminder turn). @defaultValue false
    */
   readonly remindOnLastCall?: boolean;
+  /**
+   * For a host whose hooks never see some of a batch's calls: read the host's own record of the
+   * latest model turn (gemini-cli: the session transcript named in the hook input) for a
+   * `prompt_started` or `batch_settled` event, before the state is updated. Only tool names and
+   * statuses are taken from it; nothing else of it is kept. Never rejects (an unreadable record is
+   * a `listing` of kind `unreadable`). Absent: the hooks see every call.
+   */
+  readListing?(input: unknown): Promise<HookBatchListing>;
   /**
    * For a host that cannot end a turn from a hook (Codex 0.169.0: no hook output ends a turn once
    * it started): after a stop (the failure guard's or the breaker's) every later call of the

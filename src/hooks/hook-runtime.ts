@@ -215,7 +215,13 @@ async function runHookUnbounded(
     run.mode = mode;
     if (mode === 'off') return;
     const parsed = adapter.parse(adapter.load === undefined ? value : await adapter.load(value));
-    const events: readonly HookEvent[] = parsed === undefined ? [] : isEventList(parsed) ? parsed : [parsed];
+    let events: readonly HookEvent[] = parsed === undefined ? [] : isEventList(parsed) ? parsed : [parsed];
+    if (adapter.readListing !== undefined && events.some((e) => e.type === 'prompt_started' || e.type === 'batch_settled')) {
+      // Read before the lock is taken: the host's record is the host's, not the guard's state.
+      const listing = await adapter.readListing(value);
+      if (listing.kind === 'unreadable') problem(`the agent's record of the model's calls is unreadable (${listing.reason.replace(/_/g, ' ')}); its batches are judged incomplete`);
+      events = events.map((e) => (e.type === 'prompt_started' || e.type === 'batch_settled' ? { ...e, listing } : e));
+    }
     const event = events.at(-1);
     run.event = event;
     if (event === undefined) return;

@@ -35,7 +35,8 @@ import type { BatchDecision } from '../engine/failure-types.js';
 import { argumentsFingerprint } from '../engine/fingerprint.js';
 import { decisionLine } from '../report/text.js';
 import type { DecisionLine } from '../report/text.js';
-import type { HookAction, HookCallOutcome, HookEvent } from './hook-event.js';
+import { unrecordedListedCalls } from './batch-listing.js';
+import type { HookAction, HookBatchListing, HookCallOutcome, HookEvent } from './hook-event.js';
 
 /** Schema version of {@link HookSessionState} (1 was the Claude Code hook's own state). */
 export const HOOK_STATE_VERSION = 2;
@@ -82,6 +83,11 @@ export interface HookSessionState {
    * `denyAfterStop` hosts: every later call of the prompt is denied. Absent: not stopped.
    */
   readonly halted?: 'stop' | 'abort';
+  /**
+   * The host record's latest model turn already accounted for (a digest, 32 hex characters), for
+   * hosts whose batches are read from their own record ({@link HookEvent} `listing`).
+   */
+  readonly listedTurn?: string;
 }
 
 /** Longest prompt id kept in the state (a longer one is hashed only, and decisions then lack it). */
@@ -152,6 +158,7 @@ export function parseHookState(value: unknown): HookSessionState | undefined {
   }
   if (s.downgraded !== undefined && typeof s.downgraded !== 'boolean') return undefined;
   if (s.halted !== undefined && s.halted !== 'stop' && s.halted !== 'abort') return undefined;
+  if (s.listedTurn !== undefined && (typeof s.listedTurn !== 'string' || !/^[0-9a-f]{32}$/.test(s.listedTurn))) return undefined;
   return value as unknown as HookSessionState;
 }
 
@@ -243,6 +250,34 @@ export interface HookStepOptions {
   readonly denyAfterStop?: boolean;
 }
 
+/**
+ * The batch a host record's listing closes (see {@link HookEvent} `listing`): the open batch with
+ * the listed calls no hook recorded added (`not_started`, `cancelled`), or marked incomplete when
+ * the listing and the recorded calls cannot be matched, the record is unreadable, or it lists no
+ * new turn although the hooks saw calls start. A call that started and never settled (a policy or
+ * hook denial, a user's rejection: no `AfterTool`) is one the listing accounts for. `undefined`: no
+ * batch to close (nothing recorded, nothing newly listed).
+ */
+function applyListing(
+  s: HookSessionState,
+  listing: HookBatchListing,
+  options: HookStepOptions,
+  nowMillis: number,
+): { readonly open: OpenBatch; readonly turn: string | undefined } | undefined {
+  const seen = s.open !== undefined || (s.running ?? 0) > 0;
+  const fresh = listing.kind === 'listed' && listing.turn !== undefined && listing.turn !== s.listedTurn;
+  if (!fresh && !seen) return undefined;
+  const open = openCopy(s.open, nowMillis);
+  if (listing.kind !== 'listed' || !fresh) {
+    markUnrecordedCalls(open);
+    return { open, turn: listing.kind === 'listed' ? listing.turn : undefined };
+  }
+  const unrecorded = unrecordedListedCalls(sealBatch(openCopy(s.open, nowMillis), options.vocabulary).observations, listing.calls);
+  if (unrecorded === undefined) markUnrecordedCalls(open);
+  else unrecorded.forEach((c, i) => settle(open, `listed-${listing.turn ?? ''}-${i}`, factsOf(c.toolName, undefined, c.outcome), nowMillis));
+  return { open, turn: listing.turn };
+}
+
 /** The reducer's outcome for the open batch if it closed now, on copies (the state is not changed). */
 function previewBatch(s: HookSessionState, mode: GuardMode, options: HookStepOptions): ReturnType<typeof reduceFailure>[1] {
   const receipt = sealBatch(openCopy(s.open, s.updatedMillis), options.vocabulary);
@@ -280,6 +315,8 @@ export function stepHookSession(state: HookSessionState, event: HookEvent, mode:
   }
   switch (event.type) {
     case 'prompt_started':
+      // The record's turns so far are earlier prompts': none is this prompt's batch.
+      if (event.listing?.kind === 'listed' && event.listing.turn !== undefined) s = { ...s, listedTurn: event.listing.turn };
       return none(s);
     case 'call_settled': {
       const open = openCopy(s.open, nowMillis);
@@ -314,8 +351,9 @@ export function stepHookSession(state: HookSessionState, event: HookEvent, mode:
       }
       const fingerprint = createHmac('sha256', s.salt).update(argumentsFingerprint(event.toolName, event.toolInput)).digest('hex').slice(0, 32);
       const [repetition, outcome] = reduceRepetition(s.repetition, { type: 'tool_call', mode, fingerprint }, config);
-      s = { ...s, repetition, running: Math.min((s.running ?? 0) + 1, MAX_BATCH_CALLS) };
       const repetitionDecision = outcome.decision === 'none' ? undefined : outcome.decision;
+      // A denied call never runs, so no call_settled follows it: it is settled here, not running.
+      s = { ...s, repetition, running: outcome.action.type === 'block' ? (s.running ?? 0) : Math.min((s.running ?? 0) + 1, MAX_BATCH_CALLS) };
       if (outcome.action.type === 'block') {
         const open = openCopy(s.open, nowMillis);
         settle(open, event.callId, { toolName: stateToolName(s.salt, event.toolName), terminalStatus: 'error', spanExecutionStatus: 'not_started', providerDuplicate: false }, nowMillis);
@@ -330,15 +368,22 @@ export function stepHookSession(state: HookSessionState, event: HookEvent, mode:
       return { state: { ...s, updatedMillis: nowMillis }, action, decisions: [], repetitionDecision };
     }
     case 'batch_settled': {
+      let listedOpen: OpenBatch | undefined;
+      if (event.listing !== undefined) {
+        const listed = applyListing(s, event.listing, options, nowMillis);
+        if (listed === undefined) return none({ ...s, running: 0 });
+        listedOpen = listed.open;
+        s = { ...s, listedTurn: listed.turn ?? s.listedTurn };
+      }
       // A model request with no call recorded before it (the prompt's first, or one after a text
       // answer) closes no batch.
-      if (s.open === undefined && event.calls.length === 0 && event.complete) return none({ ...s, running: 0 });
+      if (listedOpen === undefined && s.open === undefined && event.calls.length === 0 && event.complete) return none({ ...s, running: 0 });
       // A host that lists the prompt's batches again and again: one already reduced, or one listed
       // before the batch ahead of it was reduced, changes nothing (a later event lists it again).
       if (event.ordinal !== undefined && event.ordinal !== s.batches + 1) return none(s);
       // A call with no outcome yet, and none recorded: the batch is judged by a later event.
       if (event.calls.some((c) => c.outcome === undefined && !recordedSettled(s.open, c.callId))) return none(s);
-      const open = openCopy(s.open, nowMillis);
+      const open = listedOpen ?? openCopy(s.open, nowMillis);
       for (const c of event.calls) {
         const held = findCall(open, c.callId);
         if (c.outcome === undefined) continue;

@@ -15,9 +15,9 @@
  * open). `--print-settings` and `--check` are for people, not for Claude Code.
  */
 import { randomBytes } from 'node:crypto';
-import { existsSync, readFileSync, realpathSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { parseGuardMode } from '../../core/mode.js';
 import { CLAUDE_CODE_HOOK_ADAPTER, CLAUDE_CODE_HOOK_TOKEN_ENV, claudeCodeHookSettings, claudeCodeRouteOf } from '../../hooks/claude-code/claude-code-adapter.js';
@@ -25,10 +25,11 @@ import { CLAUDE_CODE_HOOK_EVENTS } from '../../hooks/claude-code/hook-input.js';
 import { HOOK_CHECK_FIELD, HOOK_CHECK_HEADER, runHook } from '../../hooks/hook-runtime.js';
 import type { HookIo, HookRunOptions } from '../../hooks/hook-runtime.js';
 
-export { claudeCodeHookSettings } from '../../hooks/claude-code/claude-code-adapter.js';
+import { packageRoot, readAll, shellWord } from './hook-entry.js';
 
-/** The package's name, to find its root from the running script. */
-const PACKAGE_NAME = 'repeated-tool-failure-guard';
+export { claudeCodeHookSettings } from '../../hooks/claude-code/claude-code-adapter.js';
+export { packageRoot } from './hook-entry.js';
+
 /** The hook's own entry, relative to the package root. */
 export const CLAUDE_CODE_HOOK_ENTRY = 'dist/bin/claude-code-hook.cjs';
 
@@ -50,36 +51,6 @@ export function runClaudeCodeHook(
 ): Promise<number> {
   // Claude Code tells hooks how it was started: `sdk-cli` for `claude -p`, `cli` interactive.
   return runHook(CLAUDE_CODE_HOOK_ADAPTER, stdinText, { route: claudeCodeRouteOf(env.CLAUDE_CODE_ENTRYPOINT), ...options }, io, env, now);
-}
-
-/** A single-quoted shell word (only when needed). */
-function shellWord(s: string): string {
-  return /^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
-}
-
-/**
- * The package root of the running script (`process.argv[1]`, symbolic links resolved), or
- * `undefined` when it is not inside the package.
- */
-export function packageRoot(script: string | undefined = process.argv[1]): string | undefined {
-  if (script === undefined) return undefined;
-  let dir: string;
-  try {
-    dir = dirname(realpathSync(script));
-  } catch {
-    return undefined;
-  }
-  for (;;) {
-    const manifest = join(dir, 'package.json');
-    try {
-      if ((JSON.parse(readFileSync(manifest, 'utf8')) as { name?: unknown }).name === PACKAGE_NAME) return dir;
-    } catch {
-      // no manifest here, or not ours
-    }
-    const up = dirname(dir);
-    if (up === dir) return undefined;
-    dir = up;
-  }
 }
 
 /**
@@ -299,11 +270,6 @@ function isJsonObject(text: string): boolean {
   }
 }
 
-async function readAll(stdin: AsyncIterable<Buffer | string>): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of stdin) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
-  return Buffer.concat(chunks).toString('utf8');
-}
 
 /** `--print-settings --http <url>`: the HTTP form, for `serve --claude-code-hook-port`. */
 function printHttpSettings(url: string, modeGiven: boolean, io: HookIo): number {

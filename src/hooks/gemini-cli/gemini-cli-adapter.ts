@@ -1,6 +1,11 @@
 /**
  * The gemini-cli hook adapter: gemini-cli 0.61.0 command-hook inputs in
- * ({@link parseGeminiCliHookInput}), hook outputs out. Everything else is the shared runtime.
+ * ({@link parseGeminiCliHookInput}), hook outputs out, and each batch's calls as gemini-cli's
+ * session transcript lists them ({@link readGeminiCliTranscript}): gemini-cli fires no hook for a
+ * call it refuses before running it (invalid arguments, an unknown tool: no `BeforeTool`; a policy
+ * or hook denial, a user's rejection: no `AfterTool`), so a batch is judged on every call the model
+ * asked for, each one the hooks did not record as `not_started` (or `cancelled`), never as a batch
+ * without it. Everything else is the shared runtime.
  *
  * Outputs, as gemini-cli 0.61.0 acts on them (docs/gemini-cli.md, verified on the real CLI):
  * - `remind`, on the `AfterTool` of the batch's last running call (the runtime previews the batch's
@@ -23,6 +28,7 @@
 import { GEMINI_CLI_TOOL_ERROR_TYPES } from '../../profiles/gemini-cli/tool-error-types.js';
 import type { HookAction, HookAdapter, HookEvent } from '../hook-event.js';
 import { GEMINI_CLI_HOOK_EVENTS, parseGeminiCliHookInput } from './hook-input.js';
+import { readGeminiCliTranscript } from './transcript.js';
 
 /**
  * The hook output for an action.
@@ -57,6 +63,9 @@ export const GEMINI_CLI_HOOK_ADAPTER: HookAdapter = {
   parse: parseGeminiCliHookInput,
   format: formatGeminiCliHookOutput,
   remindOnLastCall: true,
+  // gemini-cli fires no hook for a call it refuses before running it, and no hook input lists a
+  // batch's calls: the session transcript does (transcript.ts).
+  readListing: (input) => readGeminiCliTranscript(typeof input === 'object' && input !== null ? (input as Record<string, unknown>).transcript_path : undefined),
 };
 
 /**

@@ -7,12 +7,17 @@
  *   prompt id and no call id** on any event;
  * - `BeforeAgent`: `prompt` (the user's text; never read);
  * - `BeforeTool`: `tool_name`, `tool_input`, `mcp_context` for MCP tools (`mcp_<server>_<tool>`);
- *   it fires for every call that passed validation, before any call of its group runs; not for a
- *   call with invalid arguments or an unknown tool;
+ *   it fires for every call that passed validation, before any call of its group runs and before
+ *   the policy check; not for a call with invalid arguments or an unknown tool;
  * - `AfterTool`: those plus `tool_response: { llmContent, returnDisplay, error?: { message, type } }`;
  *   `error.type` is a closed `ToolErrorType`; a shell command that exits non-zero has no `error`;
- * - `BeforeModel`: `llm_request` (never read): the turn's next model request, so every call of
- *   the previous batch settled;
+ * - `AfterTool` fires only for a call that ran: not for one denied by the policy or by a
+ *   `BeforeTool` hook, nor for one the user rejected;
+ * - `BeforeModel`: `llm_request` (never read; its messages hold text only, no calls or results):
+ *   the turn's next model request, so every call of the previous batch settled (its calls are read
+ *   from the transcript, `transcript.ts`);
+ * - `AfterModel` (not registered): its `llm_response` holds the response's text only, never its
+ *   function calls;
  * - `AfterAgent`: `prompt`, `prompt_response` (never read): the turn ended.
  *
  * What is kept: the session id, the tool name and the error type. The tool input is passed on only
