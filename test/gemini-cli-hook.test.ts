@@ -1,6 +1,8 @@
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runGeminiCliHook } from '../src/cli/commands/gemini-cli-hook.js';
 import type { GuardMode } from '../src/core/failure/types.js';
@@ -224,5 +226,29 @@ describe('gemini-cli-hook: calls gemini-cli refuses before they run', () => {
     expect(r.compact).toEqual([]);
     expect(r.outputs.every((o) => JSON.stringify(o) === '{}')).toBe(true);
     expect(r.errors.some((e) => /record of the model's calls is unreadable \(no record\)/.test(e))).toBe(true);
+  });
+});
+
+/**
+ * `--print-settings` as a user runs it: the printed command names this Node and the hook's own
+ * entry by absolute paths, and run by a shell from an unrelated directory (as gemini-cli runs hooks
+ * in the project's), it answers a hook input.
+ */
+describe('gemini-cli-hook --print-settings', () => {
+  it('prints one command for the five events, which answers from any directory', () => {
+    const root = fileURLToPath(new URL('..', import.meta.url));
+    const elsewhere = mkdtempSync(join(tmpdir(), 'rtfg-gemini-print-'));
+    dirs.push(elsewhere);
+    const printed = spawnSync(process.execPath, [join(root, 'dist/bin/repeated-tool-failure-guard.js'), 'gemini-cli-hook', '--print-settings', '--mode', 'enforce'], { cwd: elsewhere, encoding: 'utf8' });
+    expect(printed.status).toBe(0);
+    const hooks = (JSON.parse(printed.stdout) as { hooks: Record<string, { matcher?: string; hooks: { type: string; command: string }[] }[]> }).hooks;
+    expect(Object.keys(hooks).sort()).toEqual(['AfterAgent', 'AfterTool', 'BeforeAgent', 'BeforeModel', 'BeforeTool']);
+    const commands = new Set(Object.values(hooks).map((h) => h[0]?.hooks[0]?.command));
+    expect(commands.size).toBe(1);
+    const [command] = commands;
+    expect(command).toBe(`${process.execPath} ${join(root, 'dist/bin/gemini-cli-hook.cjs')} --mode enforce`);
+    const answered = spawnSync('/bin/sh', ['-c', `${command} --state-dir ${join(elsewhere, 'state')}`], { cwd: elsewhere, input: JSON.stringify(beforeTool('/work/secret-project/a.txt')), encoding: 'utf8' });
+    expect(answered.status).toBe(0);
+    expect(JSON.parse(answered.stdout)).toEqual({});
   });
 });
