@@ -89,7 +89,7 @@ export function fixtureOf(records) {
 }
 
 /**
- * The privacy-clean form of one recorded gemini-cli hook input (a `hook-logger.mjs` line): the
+ * The privacy-clean form of one recorded gemini-cli hook input (a `../claude-code/hook-logger.mjs --transcript-turns` line): the
  * session id, event name and time, the tool name, whether it is an MCP call, the error type, the
  * tool input replaced by a digest (equal inputs keep equal digests, for the identical-call
  * breaker), and what the session transcript held then as the logger reduced it (`transcript`: each

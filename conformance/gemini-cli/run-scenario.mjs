@@ -170,7 +170,7 @@ export function printedHookCommand(mode) {
  */
 function hookSettings(hookLog, guard, mode) {
   if (!guard) return {};
-  const logger = { type: 'command', command: `${shq(process.execPath)} ${shq(join(here, 'hook-logger.mjs'))} ${shq(hookLog)}` };
+  const logger = { type: 'command', command: `${shq(process.execPath)} ${shq(join(here, '..', 'claude-code', 'hook-logger.mjs'))} ${shq(hookLog)} --transcript-turns` };
   const guardHook = { type: 'command', command: process.env.CONFORMANCE_GUARD_HOOK ?? printedHookCommand(mode) };
   /** @type {Record<string, unknown[]>} */
   const hooks = {};
