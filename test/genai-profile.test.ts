@@ -45,6 +45,14 @@ describe('genai profile: outcome of one execute_tool span (table)', () => {
     ['Strands cancellation attribute: cancelled', { attributes: { 'strands.cancellation.type': 'CancelledError' } }, { terminal: 'cancelled', execution: 'cancelled' }],
     ['pydantic-ai validation failure: not_started', { status: ERROR, attributes: { 'pydantic_ai.tool.failure_stage': 'validation' }, exceptionType: 'ToolRetryError' }, { terminal: 'error', execution: 'not_started' }],
     ['pydantic-ai deferral: not_started', { attributes: { 'pydantic_ai.tool.deferral.name': 'ApprovalRequired' } }, { terminal: 'error', execution: 'not_started' }],
+    // Issue #33 (3): a known catch-all error.type (ADK 2.13 TOOL_ERROR, MCP_TOOL_ERROR) gives way to the exception's type.
+    ['ADK catch-all TOOL_ERROR with a recorded exception: keyed on the exception', { status: ERROR, attributes: { 'error.type': 'TOOL_ERROR' }, exceptionType: 'PermissionError' }, { terminal: 'error', execution: 'error', key: 'permission_denied' }],
+    ['ADK catch-all TOOL_ERROR alone: no type', { status: ERROR, attributes: { 'error.type': 'TOOL_ERROR' } }, { terminal: 'error', execution: 'error' }],
+    ['ADK catch-all MCP_TOOL_ERROR alone: no type', { status: ERROR, attributes: { 'error.type': 'MCP_TOOL_ERROR' } }, { terminal: 'error', execution: 'error' }],
+    ['a specific error.type is kept', { status: ERROR, attributes: { 'error.type': 'HTTP_ERROR' } }, { terminal: 'error', execution: 'error', key: errorTypeKey('HTTP_ERROR') }],
+    // Issue #33 (4): ADK ReflectAndRetryToolPlugin answers for a raising tool; only the experimental source marks the failure.
+    ['ADK on_tool_error_callback response (no status, no type): a failure with no type', { attributes: { 'adk.experimental.response.source': 'on_tool_error_callback' } }, { terminal: 'error', execution: 'error' }],
+    ['ADK before_tool_callback response: a success', { attributes: { 'adk.experimental.response.source': 'before_tool_callback' } }, { terminal: 'success', execution: 'success' }],
   ];
   it.each(rows)('%s', (_label, init, want) => {
     const f = toolOutcome(toolSpan(init));
@@ -246,6 +254,22 @@ describe('genai profile on the real SDK (shadow)', () => {
     r.end();
     expect(summary(a.decisions).slice(-2)).toEqual(['8:would_warn', '9:would_stop']);
     expect(new Set(a.decisions.map((d) => d.promptId))).toEqual(new Set([r.promptId]));
+    await a.shutdown();
+  });
+
+  it('ADK catch-all TOOL_ERROR over two alternating exception types: two keys, never a warning (issue #33 item 3)', async () => {
+    const a = agentSdk();
+    const r = a.run();
+    for (let i = 0; i < 10; i++) {
+      r.child('chat model', 'chat', r.ctx).end();
+      const t = r.tool({});
+      t.setAttribute('error.type', 'TOOL_ERROR');
+      t.recordException({ name: i % 2 === 0 ? 'FileNotFoundError' : 'PermissionError', message: 'x' });
+      t.setStatus({ code: SpanStatusCode.ERROR, message: 'TOOL_ERROR' });
+      t.end();
+    }
+    r.end();
+    expect(summary(a.decisions)).toEqual(Array.from({ length: 10 }, (_, i) => `${i + 1}:tracked`));
     await a.shutdown();
   });
 

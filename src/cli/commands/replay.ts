@@ -2,6 +2,11 @@
  * `replay <file...>`: the main job. Replays recorded telemetry through the guard and prints the
  * decision timeline, a summary, the optional in-tree comparison and the Phase 1 invariants.
  */
+import { genAiCoverage, genAiCoverageNotes } from '../../profiles/genai/coverage.js';
+import { GENAI_DIALECT } from '../../profiles/genai/genai-profile.js';
+import type { GenAiDialect } from '../../profiles/genai/genai-profile.js';
+import { OPENINFERENCE_DIALECT } from '../../profiles/openinference/openinference-dialect.js';
+import { AI_SDK_DIALECT } from '../../profiles/ai-sdk/ai-sdk-dialect.js';
 import type { UntypedFailurePolicy } from '../../core/failure/reducer.js';
 import { createReadStream } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
@@ -198,10 +203,13 @@ export async function runReplay(files: readonly string[], options: ReplayCommand
   const invariants = auditInvariants(result.decisions, result.emitted, records.whole.identifiers, result.namespaces ?? result.namespace, result.notCheckable, options.untypedFailures);
   const comparison = options.compare ? compareWithInTree(result.decisions, result.inTree) : undefined;
   const summary = summarise(result.decisions, options.untypedFailures);
+  // A conventions producer missing one of the span kinds the profile needs, said by name.
+  const coverage = coverageNotes(result, records.spans);
   const report: string[] = [
     ...(options.profile === 'auto' ? renderProfiles(result) : []),
     ...renderSummary(summary, result.spanCount, result.logCount, result.unjudgedBatches, result.evictions, result.clockAnomalies),
     ...renderBlindSpots(result.blindSpots),
+    ...(result.decisions.length > 0 ? coverage : []),
     ...renderRepetition(result.repetition),
     ...(comparison === undefined ? [] : renderComparison(comparison)),
     ...renderInvariants(invariants),
@@ -224,7 +232,7 @@ export async function runReplay(files: readonly string[], options: ReplayCommand
   }
   const cannotJudge = [
     ...explainUnread(result),
-    ...explainCannotJudge(result, options.profile),
+    ...(result.decisions.length === 0 && coverage.length > 0 ? coverage : explainCannotJudge(result, options.profile)),
     ...[...cuts.values()].map(
       (c) => `${c.file}:${c.line}:${c.column}: the last object is cut short (${c.length} bytes of a half-written object); everything before it was replayed`,
     ),
@@ -247,6 +255,23 @@ function renderProfiles(result: ReplayResult): string[] {
     `profiles: ${result.profiles.join(', ')} (detected per producer)`,
     ...result.agents.map((a) => `  ${a.profile}: ${a.prompts} prompt(s), ${a.batches} batch(es) judged`),
   ];
+}
+
+/** The dialect and tool-span name of each conventions profile, for {@link coverageNotes}. */
+const CONVENTION_DIALECTS: Partial<Record<WireProfileName, readonly [GenAiDialect, string]>> = {
+  genai: [GENAI_DIALECT, '`execute_tool`'],
+  openinference: [OPENINFERENCE_DIALECT, 'OpenInference `TOOL`'],
+  'ai-sdk': [AI_SDK_DIALECT, '`ai.toolCall`'],
+};
+
+/**
+ * What a conventions producer's capture lacks (no tool-call spans, or no model-call spans), when
+ * one conventions profile read the whole input (another agent's spans may carry GenAI names).
+ */
+function coverageNotes(result: ReplayResult, spans: readonly { readonly name: string; readonly attributes: Readonly<Record<string, unknown>> }[]): string[] {
+  if (result.profiles.length !== 1) return [];
+  const entry = CONVENTION_DIALECTS[result.profile];
+  return entry === undefined ? [] : genAiCoverageNotes(genAiCoverage(spans, entry[0]), entry[1]);
 }
 
 /** Telemetry no profile read, named by producer (service and scope names, never values). */

@@ -31,6 +31,8 @@ import { hrTimeToMillis, nonEmptyString } from '../wire-profile.js';
 import type { LogRecordView, SpanView, WireProfile } from '../wire-profile.js';
 import { errorTypeKey } from './error-types.js';
 import {
+  ADK_RESPONSE_SOURCE_ON_TOOL_ERROR,
+  ATTR_ADK_RESPONSE_SOURCE,
   ATTR_ERROR_TYPE,
   ATTR_EXCEPTION_TYPE,
   ATTR_SERVICE_NAME,
@@ -65,6 +67,30 @@ const MODEL_CALL_OPERATIONS: ReadonlySet<string> = new Set([
 
 /** Last segments of error and exception types that mean a cancellation, not a failure. */
 const CANCELLATION_TYPES: ReadonlySet<string> = new Set(['CancelledError', 'AbortError', 'KeyboardInterrupt']);
+
+/**
+ * `error.type` values a framework writes for every failure of a kind of tool, whatever went wrong
+ * (closed list, per framework and version): keying on them would merge different failures into one
+ * streak (a false warning), so the recorded exception's type is the key instead, and without one
+ * the failure has no type (`unknown` by the design).
+ *
+ * - Google ADK 2.13.0: `TOOL_ERROR` (its environment tools `read_file`, `write_file`, `edit_file`,
+ *   `execute`, the skill and MongoDB toolsets, from `_detect_error_in_response` on an error-status
+ *   result) and `MCP_TOOL_ERROR` (`McpTool`, on `isError`).
+ *
+ * @experimental Source: google-adk 2.13.0 `tools/environment/*`, `tools/skill_toolset.py`,
+ *   `tools/mcp_tool/mcp_tool.py`, `telemetry/tracing.py` `trace_tool_call`.
+ */
+/**
+ * Tool names of `execute_tool` spans that are not a tool call (closed list, per framework):
+ * Google ADK 2.13.0 writes one `execute_tool (merged)` span with `gen_ai.tool.name = (merged tools)`
+ * after a batch of parallel calls, for its web UI; each call has its own span.
+ *
+ * @experimental Source: google-adk 2.13.0 `telemetry/tracing.py` `trace_merged_tool_calls`.
+ */
+export const NOT_A_CALL_TOOL_NAMES: ReadonlySet<string> = new Set(['(merged tools)']);
+
+export const CATCH_ALL_ERROR_TYPES: ReadonlySet<string> = new Set(['TOOL_ERROR', 'MCP_TOOL_ERROR']);
 
 /** Open spans tracked at once; entries leave when their span ends. */
 const MAX_OPEN_SPANS = 65_536;
@@ -142,10 +168,19 @@ function lastSegment(t: string): string {
   return t.slice(Math.max(t.lastIndexOf('.'), t.lastIndexOf(':')) + 1);
 }
 
-/** The raw error type of an ended tool span: `error.type`, else its last `exception` event's type. */
+/**
+ * The raw error type of an ended tool span: `error.type`, else its last `exception` event's type.
+ * A known catch-all `error.type` ({@link CATCH_ALL_ERROR_TYPES}) gives way to the recorded
+ * exception's type; without one it is no type at all (an untyped failure).
+ */
 function rawErrorType(span: SpanView): string | undefined {
   const declared = nonEmptyString(span.attributes[ATTR_ERROR_TYPE]);
-  if (declared !== undefined) return declared;
+  if (declared !== undefined && !CATCH_ALL_ERROR_TYPES.has(declared.trim())) return declared;
+  return exceptionType(span);
+}
+
+/** The type of the span's last `exception` event, if any. */
+function exceptionType(span: SpanView): string | undefined {
   const events = span.events ?? [];
   for (let i = events.length - 1; i >= 0; i--) {
     const e = events[i];
@@ -170,7 +205,12 @@ export function toolOutcome(span: SpanView, toolNameKey: string = ATTR_GEN_AI_TO
   if (nonEmptyString(a[ATTR_PYDANTIC_AI_TOOL_FAILURE_STAGE]) === 'validation' || nonEmptyString(a[ATTR_PYDANTIC_AI_TOOL_DEFERRAL_NAME]) !== undefined) {
     return { toolName, terminalStatus: 'error', spanExecutionStatus: 'not_started' };
   }
-  const failed = span.status?.code === STATUS_CODE_ERROR || nonEmptyString(a[ATTR_ERROR_TYPE]) !== undefined;
+  // ADK: the tool raised and an `on_tool_error_callback` (ReflectAndRetryToolPlugin) answered for it;
+  // the span ends without error status or type (ADK_EXPERIMENTAL_TELEMETRY=true writes the source).
+  const failed =
+    span.status?.code === STATUS_CODE_ERROR ||
+    nonEmptyString(a[ATTR_ERROR_TYPE]) !== undefined ||
+    nonEmptyString(a[ATTR_ADK_RESPONSE_SOURCE]) === ADK_RESPONSE_SOURCE_ON_TOOL_ERROR;
   if (!failed) return { toolName, terminalStatus: 'success', spanExecutionStatus: 'success' };
   // A failure without a class (no type, `_OTHER`) ran and failed: execution `error` with no type,
   // which the design makes ineligible (`unknown`) unless the user opts into keying it by tool.
@@ -245,7 +285,7 @@ export class GenAiProfile implements WireProfile {
       } else if (op === 'model_call') {
         // Inside a step the step span is the boundary.
         if (parent?.step !== true) this._engine.boundary(run);
-      } else {
+      } else if (!NOT_A_CALL_TOOL_NAMES.has(nonEmptyString(span.attributes[d.toolName]) ?? '')) {
         const callId = nonEmptyString(span.attributes[d.toolCallId]) ?? ctx.spanId;
         info = { ...info, call: callId };
         this._engine.updateCall({

@@ -107,3 +107,20 @@ export const ATTR_PYDANTIC_AI_TOOL_DEFERRAL_NAME = 'pydantic_ai.tool.deferral.na
  * @experimental Source: Strands `Tracer.end_span_with_cancellation`.
  */
 export const ATTR_STRANDS_CANCELLATION_TYPE = 'strands.cancellation.type';
+
+/**
+ * Framework extension (Google ADK 2.13.0, only with `ADK_EXPERIMENTAL_TELEMETRY=true`): which
+ * callback produced a tool span's recorded response.
+ *
+ * @experimental Source: google-adk 2.13.0 `telemetry/_adk_attributes.py`, `_instrumentation.py`
+ *   `record_response_source`.
+ */
+export const ATTR_ADK_RESPONSE_SOURCE = 'adk.experimental.response.source';
+
+/**
+ * {@link ATTR_ADK_RESPONSE_SOURCE} value of a tool call that raised and whose response an
+ * `on_tool_error_callback` (e.g. `ReflectAndRetryToolPlugin`) produced: a failure, with no type.
+ *
+ * @experimental Source: google-adk 2.13.0 `ToolResponseSource`.
+ */
+export const ADK_RESPONSE_SOURCE_ON_TOOL_ERROR = 'on_tool_error_callback';

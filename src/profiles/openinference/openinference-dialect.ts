@@ -72,7 +72,7 @@ export const OPENINFERENCE_RECOGNITION: WireProfileRecognition = {
  */
 export const OPENINFERENCE_READS: WireProfileReads = Object.freeze({
   spanNames: undefined,
-  spanAttributes: Object.freeze([ATTR_OPENINFERENCE_SPAN_KIND, ATTR_TOOL_NAME, ATTR_TOOL_ID, ATTR_INPUT_VALUE, ATTR_SESSION_ID]),
+  spanAttributes: Object.freeze([ATTR_OPENINFERENCE_SPAN_KIND, ATTR_TOOL_NAME, ATTR_TOOL_ID, ATTR_INPUT_VALUE, ATTR_SESSION_ID, 'error.type']),
   logEventNames: Object.freeze([]),
   logAttributes: Object.freeze([]),
 });
