@@ -3,7 +3,7 @@ import tseslint from 'typescript-eslint';
 import { boundaries } from './eslint.boundaries.mjs';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'collector/build/**', '.cache/**', 'conformance/genai/.venv/**', 'src/otlp/generated/**', 'conformance/claude-agent-sdk/.typecheck/**'] },
+  { ignores: ['dist/**', 'node_modules/**', 'collector/build/**', '.cache/**', 'conformance/genai/.venv/**', 'conformance/genai/.venv-adk/**', 'src/otlp/generated/**', 'conformance/claude-agent-sdk/.typecheck/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -33,6 +33,7 @@ const RUN_TIMEOUT_MILLIS = 60_000;
  * @property {string} [profile] The profile `auto` must pick for its telemetry (default `genai`).
  * @property {boolean} [finalBatch] Every run ends with one more, successful, tool batch (smolagents
  *   answers through its `final_answer` tool): expected batches +1, calls + [1], decisions unchanged.
+ * @property {string} [venv] Its virtual environment under this folder when not `.venv` (install.sh builds both).
  * @property {'typed' | 'untyped'} [failures] `untyped`: a raising tool's span carries no error type
  *   (status ERROR only), so the design's `unknown` applies (expected.json `untyped` variants).
  */
@@ -98,11 +99,27 @@ export const FRAMEWORKS = [
     ],
     scenarios: NEW_SCENARIOS,
   },
+  {
+    id: 'google-adk',
+    version: '2.13.0',
+    script: 'adk_scenarios.py',
+    venv: '.venv-adk',
+    failures: 'untyped',
+    generations: [
+      {
+        id: 'experimental',
+        description:
+          'ADK_EXPERIMENTAL_TELEMETRY=true: a raising tool retried through ReflectAndRetryToolPlugin carries adk.experimental.response.source=on_tool_error_callback (no status, no type)',
+        env: { ADK_EXPERIMENTAL_TELEMETRY: 'true' },
+      },
+    ],
+    scenarios: NEW_SCENARIOS,
+  },
 ];
 
-/** True when install.sh has built the virtual environment. */
+/** True when install.sh has built the virtual environments. */
 export function venvReady() {
-  return existsSync(venvPython);
+  return existsSync(venvPython) && FRAMEWORKS.every((f) => existsSync(join(here, f.venv ?? '.venv', 'bin', 'python')));
 }
 
 /**
@@ -116,7 +133,7 @@ export function venvReady() {
  */
 export function runScenario(framework, generation, scenario, endpoint) {
   return new Promise((resolve) => {
-    const child = spawn(venvPython, [join(here, framework.script), scenario, ...(generation.args ?? [])], {
+    const child = spawn(join(here, framework.venv ?? '.venv', 'bin', 'python'), [join(here, framework.script), scenario, ...(generation.args ?? [])], {
       cwd: here,
       env: {
         PATH: process.env.PATH ?? '/usr/bin:/bin',

@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
-# Installs the pinned Python frameworks of the genai conformance run (requirements.txt) into the
-# project-local virtual environment conformance/genai/.venv (gitignored). Idempotent: an
-# environment already built from the same requirements.txt is kept.
+# Installs the pinned Python frameworks of the genai conformance run into project-local virtual
+# environments (gitignored): requirements.txt into conformance/genai/.venv, and
+# requirements-adk.txt (Google ADK 2.13.0, which needs opentelemetry-sdk<=1.44) into
+# conformance/genai/.venv-adk. Idempotent: an environment already built from the same pin list is
+# kept. pip keeps its wheel cache in ~/.cache/pip (PIP_CACHE_DIR moves it): with a warm cache a
+# rebuild unpacks instead of downloading.
 #
 #   bash conformance/genai/install.sh        (npm run conformance:genai:install)
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
-venv="$here/.venv"
-stamp="$venv/.requirements.sha256"
 python="${PYTHON:-python3}"
 
 if ! command -v "$python" >/dev/null 2>&1; then
@@ -17,12 +18,6 @@ fi
 if ! "$python" -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else 1)'; then
   echo "genai conformance: $("$python" --version 2>&1) is too old; pydantic-ai and Strands need Python 3.10 or later" >&2
   exit 1
-fi
-
-want="$(sha256sum "$here/requirements.txt" | cut -d' ' -f1)"
-if [ -x "$venv/bin/python" ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
-  echo "genai conformance: $venv is up to date"
-  exit 0
 fi
 
 # Debian's python3 ships venv (and ensurepip) separately: bring it in when it is missing and we may.
@@ -41,11 +36,23 @@ if ! "$python" -m venv "$probe/v" >/dev/null 2>&1; then
 fi
 rm -rf "$probe"
 
-rm -rf "$venv"
-"$python" -m venv "$venv"
-# pip keeps its wheel cache in ~/.cache/pip (PIP_CACHE_DIR to move it): a warm cache makes a
-# rebuild take seconds of unpacking instead of downloads.
-"$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-input -r "$here/requirements.txt"
-"$venv/bin/python" -m pip check
-echo "$want" > "$stamp"
-echo "genai conformance: installed $("$venv/bin/python" -m pip show pydantic-ai-slim strands-agents smolagents openai-agents 2>/dev/null | awk '/^(Name|Version):/{printf "%s ", $2}')into $venv"
+# build VENV REQUIREMENTS: (re)creates VENV from the pin list unless it was built from the same one.
+build() {
+  local venv="$1" requirements="$2"
+  local stamp="$venv/.requirements.sha256"
+  local want
+  want="$(sha256sum "$requirements" | cut -d' ' -f1)"
+  if [ -x "$venv/bin/python" ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
+    echo "genai conformance: $venv is up to date"
+    return 0
+  fi
+  rm -rf "$venv"
+  "$python" -m venv "$venv"
+  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-input -r "$requirements"
+  "$venv/bin/python" -m pip check
+  echo "$want" > "$stamp"
+  echo "genai conformance: installed $(basename "$requirements") into $venv"
+}
+
+build "$here/.venv" "$here/requirements.txt"
+build "$here/.venv-adk" "$here/requirements-adk.txt"
