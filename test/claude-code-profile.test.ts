@@ -4,6 +4,7 @@ import { detectWireProfiles } from '../src/profiles/registry.js';
 import { sampleTelemetry } from '../src/profiles/detect.js';
 import type { RecordBatch as Records } from '../src/otlp/records.js';
 import { auditInvariants, inputIdentifiers } from '../src/replay/audit.js';
+import { CLAUDE_CODE_PROMPT_END_GRACE_MILLIS } from '../src/profiles/claude-code/claude-code-profile.js';
 import { failureClassOfErrorType, failureClassOfHookFailure } from '../src/profiles/claude-code/failure-class.js';
 import type { GuardMode } from '../src/core/failure/types.js';
 import { decide, fail, rounds, Wire } from './helpers/claude-code-wire.js';
@@ -151,8 +152,14 @@ describe('claude-code profile: batches, prompts and eligibility from the logs', 
     expect(JSON.stringify(result.emitted)).not.toContain('SecretProjectXyz');
   });
 
-  it('the end of the root interaction span ends the prompt (its last batch is judged before the input ends)', async () => {
-    const steps: Step[] = [{ prompt: P }, ...rounds(P, [fail(4), fail(4)]), { span: 'interaction_end', prompt: P }, { prompt: 'later', session: 'other-session' }];
+  it('the end of the root interaction span ends the prompt, after its grace (its last batch is judged before the input ends)', async () => {
+    const steps: Step[] = [
+      { prompt: P },
+      ...rounds(P, [fail(4), fail(4)]),
+      { span: 'interaction_end', prompt: P },
+      { wait: CLAUDE_CODE_PROMPT_END_GRACE_MILLIS },
+      { prompt: 'later', session: 'other-session' },
+    ];
     const { result } = await decide(steps);
     const forgotten = result.decisions.map((d) => d.outcome.decision);
     expect(forgotten).toEqual(['tracked', 'would_warn']);

@@ -218,9 +218,10 @@ export class RepeatedToolFailureGuard implements TelemetrySink {
     this.repetition.addListener(listener);
   }
 
-  /** Evict idle prompts now. Never throws. */
+  /** Evict idle prompts now, after letting the profile end what it held for time to pass. Never throws. */
   sweep(): void {
     try {
+      this._profile.sweep?.();
       this.engine.sweep();
       this.repetition.sweep();
     } catch (err) {

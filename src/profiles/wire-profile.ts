@@ -74,6 +74,11 @@ export interface WireProfile {
   onSpanStart(span: SpanView): void;
   onSpanEnd(span: SpanView): void;
   onLogRecord(record: LogRecordView): void;
+  /**
+   * Called by the guard's periodic sweep (every `sweepIntervalMillis`; in `replay`, on the event-time
+   * clock) for a profile that holds something until time passes. Optional.
+   */
+  sweep?(): void;
 }
 
 /**

@@ -73,6 +73,8 @@ export type Step =
       llmSpan?: string;
     }
   | { span: 'interaction_end'; prompt: string }
+  /** Nothing for `millis` (the next record comes that much later). */
+  | { wait: number }
   | { hook: string; prompt: string; blocking: number };
 
 const SESSION = 'sess-1';
@@ -151,7 +153,8 @@ export class Wire {
 
   run(steps: readonly Step[]): RecordBatch {
     for (const s of steps) {
-      if ('span' in s) this.interaction(s.prompt);
+      if ('wait' in s) this.t += s.wait;
+      else if ('span' in s) this.interaction(s.prompt);
       else if ('hook' in s) this.log('hook_execution_complete', s.prompt, { hook_event: s.hook, hook_name: s.hook, num_blocking: String(s.blocking) });
       else if ('request' in s) {
         const llmStart = this.t + 1;

@@ -30,7 +30,13 @@
  * tool); a `claude_code.tool.execution` span that failed without `error.type` marks an interrupted
  * call (2.1.328 sets `error.type=tool_error` on every failure but an interrupt); the end of the root
  * `claude_code.interaction` span ends the prompt (spans reach their prompt through their trace,
- * learnt from log records' span context).
+ * learnt from log records' span context), after a short grace: 2.1.328 under load ends that span
+ * before it logs the prompt's last records (the blocking `PostToolBatch` `hook_execution_complete`,
+ * the final batch's calls; 22 ms after the span's end in a conformance run), so the prompt still
+ * takes records for {@link CLAUDE_CODE_PROMPT_END_GRACE_MILLIS} of event time after its span's end.
+ * It ends at the first record (of any prompt) stamped after the grace, at its session's next
+ * `user_prompt`, at the second {@link ClaudeCodeProfile.sweep} after the span's end (when nothing
+ * more arrives), or when the guard finishes every prompt (end of a replay, flush, shutdown).
  *
  * What the telemetry does not show, and what the profile does about it:
  * - calls rejected before they run (input validation, unknown tools, Edit/Write preconditions such
@@ -104,6 +110,16 @@ const SESSIONS_TRACKED = 16_384;
 const MAX_HELD_CALLS = 4_096;
 const INVALID_TRACE_ID = '00000000000000000000000000000000';
 
+/**
+ * How long, in milliseconds of event time, a prompt still takes records after its root
+ * `claude_code.interaction` span ended. Claude Code 2.1.328 under load ends the span before it logs
+ * the prompt's last records (22 ms before, in a conformance run on a loaded machine); the span's end
+ * then waits this long (see {@link ClaudeCodeProfile}).
+ */
+export const CLAUDE_CODE_PROMPT_END_GRACE_MILLIS = 1_000;
+/** Prompts whose end waits for its grace at once; beyond it, the oldest ends at once. */
+const MAX_ENDING_PROMPTS = 4_096;
+
 /** Claude Code's own "main thread" rule for a `query_source`. */
 export function isForegroundQuerySource(querySource: string | undefined): boolean {
   return querySource === 'sdk' || (querySource !== undefined && querySource.startsWith('repl_main_thread'));
@@ -130,6 +146,14 @@ interface Placed {
   readonly promptId: string;
   readonly requestId: string;
   readonly callId: string;
+}
+
+/** A prompt whose interaction span ended, waiting for its grace. */
+interface EndingPrompt {
+  /** Event time (ms since the epoch) after which the prompt ends. */
+  readonly endsAfterMillis: number;
+  /** A sweep has seen it waiting: the next sweep ends it. */
+  swept: boolean;
 }
 
 interface HeldCall {
@@ -164,6 +188,8 @@ export class ClaudeCodeProfile implements WireProfile {
   private readonly _spanFacts = new BoundedMap<string, SpanCallFacts>(TRACKED);
   /** `tool_use_id` → where its logs were placed, for span facts that arrive after them. */
   private readonly _placed = new BoundedMap<string, Placed>(TRACKED);
+  /** Prompt → its end, waiting for the grace after its interaction span ended (in span-end order). */
+  private readonly _ending = new Map<string, EndingPrompt>();
 
   /** @param engine - the failure guard's engine */
   constructor(engine: FailureEngine) {
@@ -171,6 +197,11 @@ export class ClaudeCodeProfile implements WireProfile {
   }
 
   onSpanStart(span: SpanView): void {
+    this._endDue(hrTimeToMillis(span.startTime));
+    this._spanStart(span);
+  }
+
+  private _spanStart(span: SpanView): void {
     if (span.name === CLAUDE_CODE_SPAN_TOOL) {
       this._toolSpan(span);
       return;
@@ -186,10 +217,12 @@ export class ClaudeCodeProfile implements WireProfile {
   }
 
   onSpanEnd(span: SpanView): void {
+    const endMillis = hrTimeToMillis(span.endTime);
+    this._endDue(endMillis);
     if (span.name === CLAUDE_CODE_SPAN_LLM_REQUEST || span.name === CLAUDE_CODE_SPAN_TOOL) {
       // Attributes set when the response headers arrive (request_id) or the stream ends
       // (stop_reason) may only be on the ended span.
-      this.onSpanStart(span);
+      this._spanStart(span);
       return;
     }
     if (span.name === CLAUDE_CODE_SPAN_TOOL_EXECUTION) {
@@ -197,18 +230,19 @@ export class ClaudeCodeProfile implements WireProfile {
       // 2.1.328 marks every failure `error.type=tool_error`, except an interrupted (or
       // backgrounded) call's.
       if (callId !== undefined && span.attributes[ATTR_SUCCESS] === false && span.attributes[ATTR_ERROR_DOT_TYPE] === undefined) {
-        this._spanFact(sessionScoped(span.attributes, callId), { interrupted: true }, hrTimeToMillis(span.endTime));
+        this._spanFact(sessionScoped(span.attributes, callId), { interrupted: true }, endMillis);
       }
       return;
     }
     if (span.name !== CLAUDE_CODE_SPAN_INTERACTION || span.parentSpanContext !== undefined) return;
     const traceId = span.spanContext().traceId;
     const promptId = this._traceToPrompt.get(traceId);
-    if (promptId !== undefined) this._endPrompt(promptId);
+    if (promptId !== undefined && !this._ending.has(promptId)) this._endAfterGrace(promptId, endMillis);
   }
 
   onLogRecord(record: LogRecordView): void {
     if (record.instrumentationScope.name !== CLAUDE_CODE_EVENTS_SCOPE) return;
+    if (this._ending.size > 0) this._endDue(hrTimeToMillis(record.hrTime));
     const attrs = record.attributes;
     const name = nonEmptyString(attrs[ATTR_EVENT_NAME]);
     const promptId = nonEmptyString(attrs[ATTR_PROMPT_ID]);
@@ -267,6 +301,33 @@ export class ClaudeCodeProfile implements WireProfile {
       default:
         return;
     }
+  }
+
+  /**
+   * Ends the prompts whose interaction span ended and that nothing ended since, once they have
+   * waited through one whole sweep interval: for a producer that sends nothing after a prompt's end
+   * (the guard calls it every `sweepIntervalMillis`).
+   */
+  sweep(): void {
+    for (const [promptId, ending] of [...this._ending]) {
+      if (ending.swept) this._endPrompt(promptId);
+      else ending.swept = true;
+    }
+  }
+
+  /** The prompt's interaction span ended at `endMillis`: it ends once the grace has passed. */
+  private _endAfterGrace(promptId: string, endMillis: number): void {
+    if (this._ending.size >= MAX_ENDING_PROMPTS) {
+      const oldest = this._ending.keys().next().value as string;
+      this._endPrompt(oldest);
+    }
+    this._ending.set(promptId, { endsAfterMillis: endMillis + CLAUDE_CODE_PROMPT_END_GRACE_MILLIS, swept: false });
+  }
+
+  /** A record stamped `timeMillis` arrived: end the prompts whose grace it is past. */
+  private _endDue(timeMillis: number): void {
+    if (this._ending.size === 0) return;
+    for (const [promptId, ending] of [...this._ending]) if (timeMillis > ending.endsAfterMillis) this._endPrompt(promptId);
   }
 
   private _userPrompt(promptId: string, sessionId: string | undefined): void {
@@ -403,6 +464,7 @@ export class ClaudeCodeProfile implements WireProfile {
   }
 
   private _endPrompt(promptId: string): void {
+    this._ending.delete(promptId);
     // Calls still held for this prompt never had a response: they cannot be placed in a batch.
     if (this._held.length > 0) this._held = this._held.filter((c) => c.promptId !== promptId);
     this._latest.delete(promptId);

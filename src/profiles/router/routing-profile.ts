@@ -93,6 +93,11 @@ export class RoutingProfile implements WireProfile {
     });
   }
 
+  /** Sweeps every profile built so far (see {@link WireProfile.sweep}). */
+  sweep(): void {
+    for (const profile of this._profiles.values()) profile.sweep?.();
+  }
+
   /**
    * The profile that reads a prompt the engine holds, or the one it forgot last (`undefined`: not
    * held, or opened outside a record).
