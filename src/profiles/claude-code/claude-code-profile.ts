@@ -197,7 +197,7 @@ export class ClaudeCodeProfile implements WireProfile {
   }
 
   onSpanStart(span: SpanView): void {
-    this._endDue(hrTimeToMillis(span.startTime));
+    if (this._ending.size > 0) this._endDue(hrTimeToMillis(span.startTime));
     this._spanStart(span);
   }
 
@@ -218,7 +218,7 @@ export class ClaudeCodeProfile implements WireProfile {
 
   onSpanEnd(span: SpanView): void {
     const endMillis = hrTimeToMillis(span.endTime);
-    this._endDue(endMillis);
+    if (this._ending.size > 0) this._endDue(endMillis);
     if (span.name === CLAUDE_CODE_SPAN_LLM_REQUEST || span.name === CLAUDE_CODE_SPAN_TOOL) {
       // Attributes set when the response headers arrive (request_id) or the stream ends
       // (stop_reason) may only be on the ended span.
@@ -326,7 +326,6 @@ export class ClaudeCodeProfile implements WireProfile {
 
   /** A record stamped `timeMillis` arrived: end the prompts whose grace it is past. */
   private _endDue(timeMillis: number): void {
-    if (this._ending.size === 0) return;
     for (const [promptId, ending] of [...this._ending]) if (timeMillis > ending.endsAfterMillis) this._endPrompt(promptId);
   }
 
