@@ -51,7 +51,8 @@ function reordered(records: RecordBatch, late: Late, lastAfterMillis: number): R
   const own = records.logs.filter((l) => l.instrumentationScope.name === CLAUDE_CODE_EVENTS_SCOPE).sort((a, b) => hrTimeToMillis(a.hrTime) - hrTimeToMillis(b.hrTime));
   let from: RecordedLog | undefined;
   if (late === 'blocking_hook') {
-    from = own.findLast((l) => attr(l, 'event.name') === 'hook_execution_complete' && attr(l, 'hook_event') === 'PostToolBatch' && Number(attr(l, 'num_blocking')) > 0);
+    const blocking = own.filter((l) => attr(l, 'event.name') === 'hook_execution_complete' && attr(l, 'hook_event') === 'PostToolBatch' && Number(attr(l, 'num_blocking')) > 0);
+    from = blocking[blocking.length - 1];
   } else {
     const decisions = own.filter((l) => attr(l, 'event.name') === 'tool_decision');
     const lastRequest = attr(decisions[decisions.length - 1] as RecordedLog, 'request_id');
