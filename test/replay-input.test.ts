@@ -175,4 +175,15 @@ describe('parseReplayInput: exactness where the projection could differ', () => 
       expect((expected as Error).message).toMatch(/^bad\.json:\d+:\d+: /);
     }
   });
+
+  it.each([
+    ['a Claude Code hook input log', 'claude-code-2.1.328/bash-git-loop-shadow.hooks.jsonl'],
+    ['a Codex session transcript', 'codex-0.169.0/identical-call-breaker-enforce-hooks.transcript.jsonl'],
+  ])('%s (JSON, but no telemetry) is refused with the formats replay reads', (_name, fixture) => {
+    const text = readFileSync(new URL(`../fixtures/${fixture}`, import.meta.url), 'utf8');
+    expect(() => parseTelemetryText(text, 'input.jsonl')).toThrow(TelemetryParseError);
+    expect(() => parseTelemetryText(text, 'input.jsonl')).toThrow(
+      /^input\.jsonl:1:1: no spans, log records or OTLP requests found \(expected OTLP JSON lines, as a Collector's file exporter writes them, or a qwen-code or gemini-cli telemetry outfile\)$/,
+    );
+  });
 });

@@ -349,7 +349,7 @@ export function readTelemetryText(contents: string | Uint8Array, file: string, s
       1,
       objects === 0
         ? 'empty file: no telemetry objects'
-        : 'no spans, log records or OTLP requests found (expected a qwen-code telemetry outfile or OTLP JSON lines)',
+        : "no spans, log records or OTLP requests found (expected OTLP JSON lines, as a Collector's file exporter writes them, or a qwen-code or gemini-cli telemetry outfile)",
     );
   }
 }
