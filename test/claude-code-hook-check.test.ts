@@ -78,6 +78,20 @@ beforeAll(() => {
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
 describe('claude-code-hook --check and the hook where it cannot work', () => {
+  it('no settings file registers the hook: exit 1, and the command it prints to fix that runs as printed from another directory', () => {
+    const settings = join(tmp, 'empty.json');
+    writeFileSync(settings, '{}');
+    const r = check(settings, { HOME: join(tmp, 'home') });
+    expect(r.code).toBe(1);
+    const printed = /^print the settings to add with: (.*) <shadow\|warn\|enforce>$/m.exec(r.out)?.[1];
+    expect(printed).toBeDefined();
+    const run = spawnSync('/bin/sh', ['-c', `${printed as string} warn`], { encoding: 'utf8', timeout: 30_000, cwd: tmp, env: { PATH: '/nonexistent' } });
+    expect(run.status).toBe(0);
+    const hooks = (JSON.parse(run.stdout) as { hooks: Record<string, { hooks: { command: string }[] }[]> }).hooks;
+    expect(Object.keys(hooks).sort()).toEqual(['PostToolBatch', 'PostToolUse', 'PostToolUseFailure', 'PreToolUse']);
+    expect(hooks.PostToolBatch?.[0]?.hooks[0]?.command).toMatch(/ --mode warn$/);
+  });
+
   it('an installation that works: every event answered, exit 0', () => {
     const settings = join(tmp, 'ok.json');
     printSettings(['--mode', 'enforce'], settings);

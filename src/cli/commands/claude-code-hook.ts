@@ -214,7 +214,7 @@ async function checkClaudeCodeHook(settingsFile: string | undefined, io: HookIo)
   const found = files.filter((f) => existsSync(f.file)).flatMap((f) => guardHooksIn(f.scope, f.file));
   if (found.length === 0) {
     io.out(`no settings file registers claude-code-hook (looked in: ${files.map((f) => `${f.scope} ${f.file}`).join(', ')})`);
-    io.out('print the settings to add with: claude-code-hook --print-settings --mode <shadow|warn|enforce>');
+    io.out(`print the settings to add with: ${[process.execPath, join(packageRoot() ?? '.', CLAUDE_CODE_HOOK_ENTRY), '--print-settings', '--mode'].map(shellWord).join(' ')} <shadow|warn|enforce>`);
     return 1;
   }
   let ok = true;
