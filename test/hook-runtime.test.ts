@@ -138,6 +138,27 @@ describe('hook runtime: a lost record makes its batch not judged, never a succes
     expect(last.out).toEqual([]);
   });
 
+  it('a state file found unreadable mid-batch: the batch it held is not judged as complete (its recorded failures are lost)', async () => {
+    const dir = fresh();
+    const decisionsFile = join(dir, 'd.jsonl');
+    const options: HookRunOptions = { mode: 'enforce', stateDir: join(dir, 's'), decisionsFile };
+    for (const [b, n] of [4, 3].entries()) {
+      const ids = Array.from({ length: n }, (_, i) => `t${b}_${i}`);
+      for (const id of ids) await runHook(CLAUDE_CODE_HOOK_ADAPTER, JSON.stringify(failure(id)), options, capture().io, {});
+      await runHook(CLAUDE_CODE_HOOK_ADAPTER, JSON.stringify(batch(ids)), options, capture().io, {});
+    }
+    // Batch 3: failure a recorded, then the state file is damaged, then failure b.
+    await runHook(CLAUDE_CODE_HOOK_ADAPTER, JSON.stringify(failure('a')), options, capture().io, {});
+    writeFileSync(new HookStateStore(join(dir, 's')).fileOf('session-1'), '{"damaged":');
+    const damaged = capture();
+    await runHook(CLAUDE_CODE_HOOK_ADAPTER, JSON.stringify(failure('b')), options, damaged.io, {});
+    expect(damaged.err.join('')).toMatch(/unreadable; the guard starts this session afresh/);
+    await runHook(CLAUDE_CODE_HOOK_ADAPTER, JSON.stringify(batch(['a', 'b'])), options, capture().io, {});
+    const lines = readFileSync(decisionsFile, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { decision: string; resetReason?: string });
+    // The guard starts afresh (idle): the damaged batch gives no decision, neither a count nor a success that resets.
+    expect(lines.map((l) => `${l.decision}:${l.resetReason ?? ''}`)).toEqual(['tracked:', 'tracked:']);
+  });
+
   it('128 concurrent hook processes, 16 of them on a held lock: every lost record shows as an incomplete batch, never as success', async () => {
     expect(existsSync(CLI)).toBe(true);
     const dir = fresh();

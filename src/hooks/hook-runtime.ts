@@ -239,7 +239,10 @@ async function runHookUnbounded(
       const stepOptions = { vocabulary, route: options.route, remindOnLastCall: adapter.remindOnLastCall, denyAfterStop: adapter.denyAfterStop };
       const steps: HookStep[] = [];
       for (const [i, e] of events.entries()) {
-        const result = stepHookSession(state, e, mode, t, { ...stepOptions, lostRecords: i === 0 ? lostRecords : 0 });
+        // A state dropped as unusable held the open batch's records: they are lost, so that batch is
+        // not judged as complete (a new prompt opens no batch that could have held them).
+        const dropped = discarded !== undefined && e.type !== 'prompt_started' ? 1 : 0;
+        const result = stepHookSession(state, e, mode, t, { ...stepOptions, lostRecords: i === 0 ? lostRecords + dropped : 0 });
         steps.push(result);
         state = result.state;
       }
