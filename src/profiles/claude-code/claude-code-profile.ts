@@ -309,7 +309,7 @@ export class ClaudeCodeProfile implements WireProfile {
    * (the guard calls it every `sweepIntervalMillis`).
    */
   sweep(): void {
-    for (const [promptId, ending] of [...this._ending]) {
+    for (const [promptId, ending] of this._ending) {
       if (ending.swept) this._endPrompt(promptId);
       else ending.swept = true;
     }
@@ -326,7 +326,12 @@ export class ClaudeCodeProfile implements WireProfile {
 
   /** A record stamped `timeMillis` arrived: end the prompts whose grace it is past. */
   private _endDue(timeMillis: number): void {
-    for (const [promptId, ending] of [...this._ending]) if (timeMillis > ending.endsAfterMillis) this._endPrompt(promptId);
+    // Entries wait in the order their spans ended (each the same grace after its end): the first one
+    // not yet due ends the scan. A Map may lose entries while it is iterated, so no copy per record.
+    for (const [promptId, ending] of this._ending) {
+      if (timeMillis <= ending.endsAfterMillis) break;
+      this._endPrompt(promptId);
+    }
   }
 
   private _userPrompt(promptId: string, sessionId: string | undefined): void {
