@@ -252,6 +252,24 @@ describe('in process: one OpenTelemetry diagnostic', () => {
     expectNamedNeverValued(about()[0] ?? '');
   });
 
+  it('many unread producers: the one diagnostic names five and counts the rest (its length is bounded)', async () => {
+    seen.length = 0;
+    diag.setLogger({ error: (m) => void seen.push(m), warn: (m) => void seen.push(m), info: () => undefined, debug: () => undefined, verbose: () => undefined }, DiagLogLevel.WARN);
+    const guard = createRepeatedToolFailureGuard({ mode: 'shadow' });
+    for (let p = 0; p < 12; p++) {
+      for (const s of spans(2, 100 + p)) {
+        const own = new RecordedSpan({ ...s, resource: { attributes: { 'service.name': `web-${p}` } } } as never);
+        guard.spanProcessor.onStart(own as unknown as Span as never, ROOT_CONTEXT);
+        guard.spanProcessor.onEnd(own as unknown as ReadableSpan);
+      }
+    }
+    await guard.shutdown();
+    const about = seen.filter((m) => m.includes('no profile reads'));
+    expect(about).toHaveLength(1);
+    expect(about[0]?.match(/service\.name web-\d+/g)).toHaveLength(5);
+    expect(about[0]).toMatch(/ and 7 more producer\(s\)\. Supported agents: /);
+  });
+
   it('without a diag logger: one Node process warning, coded as unread telemetry', async () => {
     const warnings: { name: string; code?: string; message: string }[] = [];
     const onWarning = (w: Error & { code?: string }): void => void warnings.push({ name: w.name, code: w.code, message: w.message });

@@ -24,6 +24,8 @@ import type { LogRecordView, SpanView, WireProfile } from '../profiles/wire-prof
 
 /** Unread records after which the in-process guard says, once, that telemetry goes unread. */
 const UNREAD_DIAGNOSTIC_AFTER = 64;
+/** Producers the diagnostic names; the rest are counted (each name is bounded, their number too). */
+const UNREAD_PRODUCERS_NAMED = 5;
 
 /**
  * One guard: a span processor, a log-record processor and a control hook sharing one engine.
@@ -199,10 +201,17 @@ export class RepeatedToolFailureGuard implements TelemetrySink {
   private _warnUnread(): void {
     if (this.options.producers !== undefined) return;
     const unread = this.unreadProducers();
-    if (this._unreadWarned || unread.length === 0) return;
+    if (this._unreadWarned) return;
+    if (unread.length === 0) {
+      // Its producers recognised since: look again after as many unread records, not at each one.
+      this._unreadRecords = 0;
+      return;
+    }
     this._unreadWarned = true;
+    const named = describeUnreadProducers(unread.slice(0, UNREAD_PRODUCERS_NAMED));
+    const more = unread.length > UNREAD_PRODUCERS_NAMED ? ` and ${unread.length - UNREAD_PRODUCERS_NAMED} more producer(s)` : '';
     reportGuardDiagnostics(
-      [`telemetry no profile reads (not judged): ${describeUnreadProducers(unread).join('; ')}. Supported agents: ${supportedAgents()}.`],
+      [`telemetry no profile reads (not judged): ${named.join('; ')}${more}. Supported agents: ${supportedAgents()}.`],
       UNREAD_TELEMETRY_WARNING_CODE,
     );
   }

@@ -81,6 +81,8 @@ const CANCELLATION_TYPES: ReadonlySet<string> = new Set(['CancelledError', 'Abor
  * @experimental Source: google-adk 2.13.0 `tools/environment/*`, `tools/skill_toolset.py`,
  *   `tools/mcp_tool/mcp_tool.py`, `telemetry/tracing.py` `trace_tool_call`.
  */
+export const CATCH_ALL_ERROR_TYPES: ReadonlySet<string> = new Set(['TOOL_ERROR', 'MCP_TOOL_ERROR']);
+
 /**
  * Tool names of `execute_tool` spans that are not a tool call (closed list, per framework):
  * Google ADK 2.13.0 writes one `execute_tool (merged)` span with `gen_ai.tool.name = (merged tools)`
@@ -89,8 +91,6 @@ const CANCELLATION_TYPES: ReadonlySet<string> = new Set(['CancelledError', 'Abor
  * @experimental Source: google-adk 2.13.0 `telemetry/tracing.py` `trace_merged_tool_calls`.
  */
 export const NOT_A_CALL_TOOL_NAMES: ReadonlySet<string> = new Set(['(merged tools)']);
-
-export const CATCH_ALL_ERROR_TYPES: ReadonlySet<string> = new Set(['TOOL_ERROR', 'MCP_TOOL_ERROR']);
 
 /** Open spans tracked at once; entries leave when their span ends. */
 const MAX_OPEN_SPANS = 65_536;
