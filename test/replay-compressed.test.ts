@@ -39,6 +39,16 @@ describe('compressed files and directories', () => {
     expect(decompressTelemetry(two).equals(plain)).toBe(true);
   });
 
+  it.each([
+    ['gzip', () => gzipSync(Buffer.alloc(4 << 20))],
+    ['zstd', () => readFileSync(GENAI_ZST)],
+  ])('%s that decompresses past the bound is refused (ERR_BUFFER_TOO_LARGE), never held whole', (_kind, make) => {
+    const bytes = make();
+    const within = decompressTelemetry(bytes).length;
+    expect(() => decompressTelemetry(bytes, within - 1)).toThrow(expect.objectContaining({ code: 'ERR_BUFFER_TOO_LARGE' }));
+    expect(decompressTelemetry(bytes, within).length).toBe(within);
+  });
+
   it('a directory of rotated files, plain, .gz and .zst, in name order, replays as the plain files do', async () => {
     const fleet = join(dir, 'fleet');
     mkdirSync(join(fleet, 'genai'), { recursive: true });

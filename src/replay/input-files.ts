@@ -33,23 +33,32 @@ export function compressionOf(bytes: Uint8Array): 'gzip' | 'zstd' | 'none' {
   return 'none';
 }
 
-type ZstdSync = (buf: Uint8Array) => Buffer;
+type ZstdSync = (buf: Uint8Array, options?: { maxOutputLength?: number }) => Buffer;
+
+/** The most one input decompresses to, in bytes (what replay reads of one uncompressed input). */
+export const MAX_DECOMPRESSED_BYTES = 2 ** 31 - 1;
 
 /** Node's own zstd (22.15+, 23.8+), when this Node has it. */
 const nodeZstd = (zlib as unknown as { zstdDecompressSync?: ZstdSync }).zstdDecompressSync;
 
 /**
  * The file's bytes, decompressed when they are gzip or Zstandard (several concatenated members or
- * frames, as appending writers make them, included).
+ * frames, as appending writers make them, included), at most `maxBytes` of output.
  *
- * @throws Error with the system code (`ENOENT`, `EACCES`…) or a corrupt-stream message without data
+ * @param maxBytes - the most the output may hold, in bytes. @defaultValue {@link MAX_DECOMPRESSED_BYTES}
+ * @throws Error with the system code (`ENOENT`, `EACCES`…), a corrupt-stream message without data,
+ *   or a `RangeError` coded `ERR_BUFFER_TOO_LARGE` when the output would pass `maxBytes`
  */
-export function decompressTelemetry(bytes: Buffer): Buffer {
+export function decompressTelemetry(bytes: Buffer, maxBytes: number = MAX_DECOMPRESSED_BYTES): Buffer {
   switch (compressionOf(bytes)) {
     case 'gzip':
-      return zlib.gunzipSync(bytes);
-    case 'zstd':
-      return nodeZstd !== undefined ? nodeZstd(bytes) : Buffer.from(fzstdDecompress(bytes));
+      return zlib.gunzipSync(bytes, { maxOutputLength: maxBytes });
+    case 'zstd': {
+      if (nodeZstd !== undefined) return nodeZstd(bytes, { maxOutputLength: maxBytes });
+      const out = fzstdDecompress(bytes);
+      if (out.length > maxBytes) throw Object.assign(new RangeError(`decompressed data larger than ${maxBytes} bytes`), { code: 'ERR_BUFFER_TOO_LARGE' });
+      return Buffer.from(out);
+    }
     case 'none':
       return bytes;
   }

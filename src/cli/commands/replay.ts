@@ -14,7 +14,7 @@ import type { WireProfileName } from '../../profiles/registry.js';
 import { auditInvariants } from '../../replay/audit.js';
 import { compareWithInTree } from '../../replay/compare.js';
 import { parseReplayInput } from '../../replay/replay-input.js';
-import { decompressTelemetry, expandTelemetryPaths, telemetryFileSource } from '../../replay/input-files.js';
+import { decompressTelemetry, expandTelemetryPaths, MAX_DECOMPRESSED_BYTES, telemetryFileSource } from '../../replay/input-files.js';
 import type { LazyTelemetrySource, ProjectedRecordBatch, TelemetrySource } from '../../replay/replay-input.js';
 import { replayRecords } from '../../replay/replay.js';
 import type { ReplayResult } from '../../replay/replay.js';
@@ -110,12 +110,17 @@ async function readInput(file: string, io: CommandIo): Promise<Buffer> {
 /** The most bytes of one input `replay` reads (it holds an input whole; Node's largest file read). */
 const MAX_INPUT_BYTES = 2 ** 31 - 1;
 
+/** The code of decompression refused past its bound (`decompressTelemetry`). */
+const TOO_LARGE = 'ERR_BUFFER_TOO_LARGE';
+const decompressedTooLarge = (name: string): UserError => new UserError(`${name}: decompresses to more than ${MAX_DECOMPRESSED_BYTES} bytes, the most replay reads of one input`);
+
 /** Bytes decompressed when they are gzip or zstd; corrupt data is a user error naming the input. */
 function decompressOrUserError(bytes: Buffer, name: string): Buffer {
+  const label = name === '-' ? '<stdin>' : name;
   try {
     return decompressTelemetry(bytes);
-  } catch {
-    throw new UserError(`${name === '-' ? '<stdin>' : name}: cannot read (corrupt compressed data)`);
+  } catch (err) {
+    throw (err as NodeJS.ErrnoException).code === TOO_LARGE ? decompressedTooLarge(label) : new UserError(`${label}: cannot read (corrupt compressed data)`);
   }
 }
 
@@ -129,7 +134,7 @@ function lazySource(path: string): LazyTelemetrySource {
         return source.load();
       } catch (err) {
         const code = (err as NodeJS.ErrnoException).code;
-        throw new UserError(`${path}: cannot read (${code ?? 'corrupt compressed data'})`);
+        throw code === TOO_LARGE ? decompressedTooLarge(path) : new UserError(`${path}: cannot read (${code ?? 'corrupt compressed data'})`);
       }
     },
   };
